@@ -1,0 +1,115 @@
+import { z } from 'zod';
+import { parseDuration } from './duration.js';
+
+/** A Go-style duration string (`30s`, `1h30m`), kept as text and read with `durationMs`. */
+const duration = z
+  .string()
+  .refine((v) => parseDuration(v) !== undefined, 'must be a duration such as 30s, 5m or 1h30m')
+  .refine((v) => (parseDuration(v) ?? 0) >= 0, 'must not be negative');
+
+const apiKeyEntry = z.strictObject({
+  key: z.string().min(1, 'must not be empty'),
+  name: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, 'must be 1-63 letters, digits, ".", "_" or "-"'),
+  scopes: z.array(z.string()).default([]),
+  role: z.enum(['admin', 'user']).default('user'),
+  department: z.string().optional(),
+});
+
+export const configSchema = z.strictObject({
+  server: z
+    .strictObject({
+      listen: z
+        .string()
+        .regex(/^(\[[0-9a-fA-F:.]+\]|[^:\s]+):\d{1,5}$/, 'must be host:port')
+        .default('127.0.0.1:8080'),
+      baseURL: z.url({ message: 'must be an absolute http(s) URL' }).optional(),
+      appsDomain: z.string().optional(),
+      dataDir: z.string().min(1).default('./data'),
+      bodyLimitBytes: z.number().int().positive().default(1024 * 1024),
+    })
+    .prefault({}),
+  auth: z
+    .strictObject({
+      enabled: z.boolean().default(true),
+      mode: z.string().default('apikey'),
+      devInsecure: z.boolean().default(false),
+      identityCacheTTL: duration.default('30s'),
+      apiKeys: z.array(apiKeyEntry).default([]),
+      oidc: z
+        .strictObject({
+          issuer: z.string().optional(),
+          audience: z.string().optional(),
+          jwksURL: z.string().optional(),
+          usernameClaim: z.string().default('preferred_username'),
+          emailClaim: z.string().default('email'),
+          roleClaim: z.string().default('roles'),
+          adminRole: z.string().default('admin'),
+          scopes: z.array(z.string()).default(['openid', 'profile', 'email']),
+          algorithms: z.array(z.string()).default(['RS256', 'ES256', 'PS256', 'EdDSA']),
+        })
+        .prefault({}),
+      oauth: z
+        .strictObject({
+          trustedProxies: z.array(z.string()).default(['127.0.0.1', '::1']),
+          userHeader: z.string().default('x-forwarded-user'),
+        })
+        .prefault({}),
+      tls: z
+        .strictObject({
+          enabled: z.boolean().default(false),
+          certFile: z.string().optional(),
+          keyFile: z.string().optional(),
+          autoTLS: z.boolean().default(false),
+        })
+        .prefault({}),
+    })
+    .prefault({}),
+  limits: z
+    .strictObject({
+      maxConcurrentLogStreamsPerUser: z.number().int().default(10),
+      maxSourceBytes: z
+        .number()
+        .int()
+        .positive()
+        .default(50 * 1024 * 1024),
+      maxAppsPerOwner: z.number().int().nonnegative().default(0),
+      maxAppsPerDepartment: z.number().int().nonnegative().default(0),
+    })
+    .prefault({}),
+  store: z
+    .strictObject({
+      backend: z.enum(['sqlite', 'memory']).default('sqlite'),
+      path: z.string().optional(),
+    })
+    .prefault({}),
+  runtime: z
+    .strictObject({
+      backend: z.enum(['local', 'kubernetes']).default('local'),
+      /** Idle warm sandboxes kept per template. */
+      poolSize: z.number().int().min(0).max(64).default(2),
+      /** How long an app may take from inject to answering before the deploy fails. */
+      startTimeout: duration.default('30s'),
+      memoryLimitMB: z.number().int().positive().default(512),
+      pidsLimit: z.number().int().positive().default(256),
+      egress: z
+        .strictObject({
+          /**
+           * Private, loopback or link-local hosts/addresses/CIDRs an app may still reach when its
+           * allowed_hosts name them (e.g. an internal API). Empty: none.
+           */
+          allowPrivate: z.array(z.string()).default([]),
+        })
+        .prefault({}),
+    })
+    .prefault({}),
+});
+
+export type Config = z.infer<typeof configSchema>;
+export type ApiKeyEntry = z.infer<typeof apiKeyEntry>;
+
+/** Milliseconds of a duration that the schema has already validated. */
+export function durationMs(text: string): number {
+  return parseDuration(text) ?? 0;
+}

@@ -1,0 +1,43 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { AppError } from '../errors.js';
+
+/** Renders every error, including fastify's own, as the spec's error body `{code, message, details?}`. */
+export function installErrorHandlers(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError | AppError, request, reply) => {
+    const appError = toAppError(error);
+    if (appError.status >= 500) request.log.error({ err: error }, 'request failed');
+    const headers = appError.details?.retryAfterSeconds;
+    if (typeof headers === 'number') void reply.header('retry-after', String(headers));
+    return reply.status(appError.status).send(appError.toBody());
+  });
+
+  app.setNotFoundHandler((request, reply) =>
+    reply
+      .status(404)
+      .send(new AppError(404, 'not_found', `no route ${request.method} ${request.url}`).toBody()),
+  );
+}
+
+function toAppError(error: FastifyError | AppError): AppError {
+  if (error instanceof AppError) return error;
+  if (error.validation) {
+    const context = error.validationContext ?? 'request';
+    return new AppError(400, 'bad_request', `invalid ${context}: ${error.message}`, {
+      issues: error.validation.map((v) => ({ path: v.instancePath, message: v.message })),
+    });
+  }
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+    case 'FST_REQ_FILE_TOO_LARGE':
+      return new AppError(413, 'payload_too_large', 'request body is too large');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new AppError(415, 'bad_request', 'unsupported content type');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new AppError(400, 'bad_request', 'JSON body is empty');
+  }
+  const status = error.statusCode ?? 500;
+  if (status >= 400 && status < 500) {
+    return new AppError(status, 'bad_request', error.message);
+  }
+  return new AppError(500, 'internal', 'internal error');
+}

@@ -1,0 +1,42 @@
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** Prometheus metrics shared by every part of Slipway (one registry per server). */
+export class Metrics {
+  readonly registry = new Registry();
+  readonly httpRequests = new Counter({
+    name: 'slipway_http_requests_total',
+    help: 'HTTP requests by method, route and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [this.registry],
+  });
+  readonly httpDuration = new Histogram({
+    name: 'slipway_http_request_duration_seconds',
+    help: 'HTTP request latency by method, route and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry, prefix: 'slipway_' });
+  }
+}
+
+/** Counts and times every request (hence not encapsulated); serves `/metrics`. */
+export const metricsPlugin = fp(async function metrics(app: FastifyInstance): Promise<void> {
+  const { metrics } = app;
+  app.addHook('onResponse', async (request, reply) => {
+    // Unmatched URLs share one label so a scanner cannot blow up the series count.
+    const route = request.routeOptions.url ?? 'unmatched';
+    const labels = { method: request.method, route, status: String(reply.statusCode) };
+    metrics.httpRequests.inc(labels);
+    metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
+  });
+
+  app.get('/metrics', async (_request, reply) => {
+    const text = await metrics.registry.metrics();
+    return reply.type(metrics.registry.contentType).send(text);
+  });
+});

@@ -1,0 +1,19 @@
+import type { Identity } from '../auth/identity.js';
+import type { Config } from '../config/schema.js';
+import type { Store } from '../persistence/store.js';
+import type { Metrics } from './metrics.js';
+import type { Readiness } from './readiness.js';
+
+// Shared services are fastify decorators, typed once here.
+declare module 'fastify' {
+  interface FastifyInstance {
+    config: Config;
+    store: Store;
+    metrics: Metrics;
+    readiness: Readiness;
+  }
+  interface FastifyRequest {
+    /** Set by the auth plugin on every request to a protected path. */
+    identity?: Identity;
+  }
+}

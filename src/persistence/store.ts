@@ -1,0 +1,159 @@
+/**
+ * The store: everything Slipway must not forget. Two backends implement it: `sqlite` (durable,
+ * better-sqlite3 in WAL mode, the default) and `memory` (lost on restart). Calls are synchronous;
+ * when a write returns, it is on disk (sqlite), so a handler may reply right after.
+ */
+export interface Store {
+  readonly backend: 'sqlite' | 'memory';
+  /** True when the backend can answer (readiness). */
+  ping(): boolean;
+  close(): void;
+  /** Runs `fn` atomically: all its writes land or none do. */
+  transaction<T>(fn: () => T): T;
+
+  getApp(id: string): AppRecord | undefined;
+  listApps(query: ListAppsQuery): { items: AppRecord[]; total: number };
+  /** Inserts or replaces the app row. */
+  putApp(app: AppRecord): void;
+  /** Deletes the app with its versions and share links; returns the deleted versions (for blobs). */
+  deleteApp(id: string): VersionRecord[];
+
+  addVersion(version: VersionRecord): void;
+  /** Newest first. */
+  listVersions(appId: string): VersionRecord[];
+  getVersion(appId: string, version: number): VersionRecord | undefined;
+  /** Keeps the newest `keep` versions of the app; returns the pruned ones (for blob deletion). */
+  pruneVersions(appId: string, keep: number): VersionRecord[];
+
+  getUser(id: string): UserRecord | undefined;
+  listUsers(): UserRecord[];
+  /** Inserts the user if no user has that id; returns the stored row either way. */
+  ensureUser(user: UserRecord): UserRecord;
+  putUser(user: UserRecord): void;
+  deleteUser(id: string): boolean;
+  findUserByKeyHash(keyHash: string): UserRecord | undefined;
+
+  getDepartment(id: string): DepartmentRecord | undefined;
+  listDepartments(): DepartmentRecord[];
+  putDepartment(department: DepartmentRecord): void;
+  deleteDepartment(id: string): boolean;
+
+  addShareLink(link: ShareLinkRecord): void;
+  getShareLink(token: string): ShareLinkRecord | undefined;
+  /** Active (not revoked) links of the app, newest first. */
+  listShareLinks(appId: string): ShareLinkRecord[];
+  revokeShareLink(token: string, at: string): boolean;
+
+  appendAudit(event: AuditEvent): void;
+  /** Newest first. */
+  listAudit(query: AuditQuery): AuditEvent[];
+
+  getMeta(key: string): string | undefined;
+  setMeta(key: string, value: string): void;
+}
+
+export type Phase = 'Pending' | 'Claiming' | 'Starting' | 'Ready' | 'Suspended' | 'Failed';
+export type Role = 'admin' | 'user';
+export type UserStatus = 'active' | 'suspended';
+
+export interface EnvItem {
+  name: string;
+  value: string;
+}
+
+export interface AppRecord {
+  id: string;
+  name: string;
+  ownerId: string;
+  department?: string;
+  phase: Phase;
+  reason: string;
+  message: string;
+  url?: string;
+  lane: string;
+  template: string;
+  entrypoint?: string;
+  env: EnvItem[];
+  allowedHosts: string[];
+  /** Idle time before suspend, Go duration text. */
+  ttl: string;
+  currentVersion: number;
+  createdAt: string;
+  lastDeployedAt: string;
+  /** Persisted app-machine snapshot (JSON), owned by src/actors. */
+  snapshot?: string;
+}
+
+export interface ListAppsQuery {
+  /** Only this owner's apps; omitted = every app (admins, auth disabled). */
+  ownerId?: string;
+  /** 0 or omitted = no paging. */
+  limit?: number;
+  offset?: number;
+}
+
+export interface VersionRecord {
+  appId: string;
+  version: number;
+  timestamp: string;
+  template: string;
+  lane: string;
+  entrypoint?: string;
+  sourceHash: string;
+  /** Blob key `<app_id>.v<version>.<32 hex>`, minted once and never re-derived. */
+  sourceKey: string;
+  rolledBackFrom?: number;
+}
+
+export interface UserRecord {
+  id: string;
+  name: string;
+  email?: string;
+  role: Role;
+  status: UserStatus;
+  department?: string;
+  /** sha256 hex of the user's API key, for keys Slipway issued; never the key itself. */
+  apiKeyHash?: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface DepartmentRecord {
+  id: string;
+  name: string;
+  description?: string;
+  createdAt: string;
+}
+
+export interface ShareLinkRecord {
+  token: string;
+  appId: string;
+  ownerId: string;
+  /** scrypt hash `scrypt$<salt hex>$<hash hex>`; never leaves the server. */
+  passwordHash?: string;
+  expiresIn?: string;
+  expiresAt?: string;
+  createdAt: string;
+  revokedAt?: string;
+}
+
+/** A rollback is recorded as a deploy: the spec's actions are exactly these four. */
+export type AuditAction = 'deploy' | 'delete' | 'suspend' | 'resume';
+
+export interface AuditEvent {
+  id: string;
+  time: string;
+  actor: string;
+  action: AuditAction;
+  target: string;
+  outcome: string;
+  tenant_id: string;
+  source_hash: string;
+}
+
+export interface AuditQuery {
+  actor?: string;
+  action?: string;
+  app?: string;
+  limit: number;
+}

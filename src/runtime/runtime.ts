@@ -1,0 +1,98 @@
+import type { Duplex } from 'node:stream';
+import type { EnvItem } from '../persistence/store.js';
+
+/**
+ * The runtime interface (design.md §4): the app machine decides, the runtime does. Two backends
+ * implement it: `local` (bubblewrap sandboxes on this machine, the default) and `kubernetes`.
+ */
+export interface Runtime {
+  readonly backend: 'local' | 'kubernetes';
+  /** Templates this runtime can run (`static`, `node`, `python` on local). */
+  readonly templates: readonly string[];
+  /** Boots the warm pools; resolves once the runtime can claim (pools may still be filling). */
+  start(): Promise<void>;
+  /** Reaps every sandbox, idle or claimed. */
+  stop(): Promise<void>;
+  /**
+   * Takes a warm sandbox of the template out of its pool (booting one if the pool is empty).
+   * Rejects with RuntimeError: `transient: true` for failures worth retrying.
+   */
+  claim(template: string, appId: string): Promise<Sandbox>;
+  /**
+   * Puts the source into the claimed sandbox and starts the app; resolves once the app answers on
+   * its socket. Rejects with AppExitError if the app exits first, RuntimeError otherwise.
+   */
+  inject(sandbox: Sandbox, spec: InjectSpec): Promise<void>;
+  /** True while the app answers. */
+  health(sandbox: Sandbox): Promise<boolean>;
+  /** Stops the sandbox and removes its files; idempotent. */
+  reap(sandbox: Sandbox): Promise<void>;
+  /** Pool and host facts for /readyz and metrics. */
+  status(): RuntimeStatus;
+}
+
+export interface Sandbox {
+  readonly id: string;
+  readonly template: string;
+  /** Opens a byte stream to the app (HTTP, websockets): the router proxies through it. */
+  connect(): Duplex;
+  /** Called once when the app (or the whole sandbox) exits after inject. */
+  onExit(listener: (exit: AppExit) => void): void;
+  /** Every line the app prints, as it prints it. */
+  onLog(listener: (line: LogLine) => void): void;
+}
+
+export interface InjectSpec {
+  appId: string;
+  version: number;
+  /** Blob key `<app_id>.v<version>.<32 hex>`; the agent pulls `/internal/sources/<key>.tar.gz`. */
+  sourceKey: string;
+  template: string;
+  entrypoint?: string;
+  env: EnvItem[];
+  /** `egress.allowed_hosts`; empty = no egress at all. */
+  allowedHosts: string[];
+}
+
+export interface LogLine {
+  /** ISO 8601 UTC. */
+  time: string;
+  stream: 'stdout' | 'stderr' | 'system';
+  text: string;
+}
+
+export interface AppExit {
+  code: number | null;
+  signal: string | null;
+  /** The app's last log lines (up to 20), for the Failed message. */
+  lastLines: string[];
+}
+
+export interface RuntimeStatus {
+  ok: boolean;
+  backend: string;
+  pools: Record<string, { idle: number; target: number; booting: number }>;
+  claimed: number;
+  /** Whether memory and pid limits are enforced, and why not when they are not. */
+  limits: { enforced: boolean; detail: string };
+  [extra: string]: unknown;
+}
+
+/** A runtime failure; `transient` ones are retried by the app machine with backoff. */
+export class RuntimeError extends Error {
+  override name = 'RuntimeError';
+  constructor(
+    message: string,
+    readonly transient: boolean,
+  ) {
+    super(message);
+  }
+}
+
+/** The app process exited before it ever answered. */
+export class AppExitError extends Error {
+  override name = 'AppExitError';
+  constructor(readonly exit: AppExit) {
+    super(`app exited with ${exit.signal ? `signal ${exit.signal}` : `code ${exit.code}`}`);
+  }
+}

@@ -1,0 +1,58 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseConfig } from '../../src/config/load.js';
+import { startSlipway, type Running } from '../../src/start.js';
+
+export interface TestServer extends Running {
+  dataDir: string;
+  /** Stops the server and removes its data dir. */
+  stop(): Promise<void>;
+}
+
+type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? DeepPartial<T[K]> : T[K] };
+export type RawConfig = DeepPartial<ReturnType<typeof parseConfig>> & Record<string, unknown>;
+
+/** Starts the real server on a free loopback port with a real SQLite file in a fresh data dir. */
+export async function startTestServer(raw: RawConfig = {}, dataDir?: string): Promise<TestServer> {
+  const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'slipway-test-'));
+  const server = (raw.server ?? {}) as Record<string, unknown>;
+  const config = parseConfig({
+    ...raw,
+    server: { listen: '127.0.0.1:0', ...server, dataDir: dir },
+  });
+  const running = await startSlipway(config, { logger: false });
+  return {
+    ...running,
+    dataDir: dir,
+    async stop() {
+      await running.close();
+      if (!dataDir) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Fetches a path of the server with an optional bearer token; returns status, headers and body. */
+export async function call(
+  base: string,
+  path: string,
+  init: RequestInit & { token?: string; json?: unknown } = {},
+): Promise<{ status: number; headers: Headers; body: unknown; text: string }> {
+  const headers = new Headers(init.headers);
+  if (init.token !== undefined) headers.set('authorization', `Bearer ${init.token}`);
+  let body = init.body;
+  if (init.json !== undefined) {
+    headers.set('content-type', 'application/json');
+    body = JSON.stringify(init.json);
+  }
+  const res = await fetch(base + path, { ...init, headers, body, redirect: 'manual' });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    // Not JSON (HTML, SSE, YAML): the caller reads `text`.
+    parsed = undefined;
+  }
+  return { status: res.status, headers: res.headers, body: parsed, text };
+}

@@ -1,0 +1,250 @@
+import type {
+  AppRecord,
+  AuditAction,
+  AuditEvent,
+  DepartmentRecord,
+  EnvItem,
+  Phase,
+  Role,
+  ShareLinkRecord,
+  UserRecord,
+  UserStatus,
+  VersionRecord,
+} from './store.js';
+
+/**
+ * Row shapes of the SQLite tables and their mapping to and from the store records. NULL columns
+ * become absent fields (not `null`, not `undefined`-valued keys). The memory store copies records
+ * through the same mapping, so both backends normalise records identically.
+ */
+
+export interface AppRow {
+  id: string;
+  name: string;
+  owner_id: string;
+  department: string | null;
+  phase: string;
+  reason: string;
+  message: string;
+  url: string | null;
+  lane: string;
+  template: string;
+  entrypoint: string | null;
+  env: string;
+  allowed_hosts: string;
+  ttl: string;
+  current_version: number;
+  created_at: string;
+  last_deployed_at: string;
+  snapshot: string | null;
+}
+
+export interface VersionRow {
+  app_id: string;
+  version: number;
+  timestamp: string;
+  template: string;
+  lane: string;
+  entrypoint: string | null;
+  source_hash: string;
+  source_key: string;
+  rolled_back_from: number | null;
+}
+
+export interface UserRow {
+  id: string;
+  name: string;
+  email: string | null;
+  role: string;
+  status: string;
+  department: string | null;
+  api_key_hash: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface DepartmentRow {
+  id: string;
+  name: string;
+  description: string | null;
+  created_at: string;
+}
+
+export interface ShareLinkRow {
+  token: string;
+  app_id: string;
+  owner_id: string;
+  password_hash: string | null;
+  expires_in: string | null;
+  expires_at: string | null;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export type AuditRow = AuditEvent;
+
+/** Copies `value` onto `target[key]` only when the column was not NULL. */
+function opt<T extends object, K extends keyof T>(target: T, key: K, value: T[K] | null): void {
+  if (value !== null && value !== undefined) target[key] = value;
+}
+
+export function appFromRow(row: AppRow): AppRecord {
+  const app: AppRecord = {
+    id: row.id,
+    name: row.name,
+    ownerId: row.owner_id,
+    // Only putApp writes this column, always from a typed AppRecord.
+    phase: row.phase as Phase,
+    reason: row.reason,
+    message: row.message,
+    lane: row.lane,
+    template: row.template,
+    env: JSON.parse(row.env) as EnvItem[],
+    allowedHosts: JSON.parse(row.allowed_hosts) as string[],
+    ttl: row.ttl,
+    currentVersion: row.current_version,
+    createdAt: row.created_at,
+    lastDeployedAt: row.last_deployed_at,
+  };
+  opt(app, 'department', row.department);
+  opt(app, 'url', row.url);
+  opt(app, 'entrypoint', row.entrypoint);
+  opt(app, 'snapshot', row.snapshot);
+  return app;
+}
+
+export function appToRow(app: AppRecord): AppRow {
+  return {
+    id: app.id,
+    name: app.name,
+    owner_id: app.ownerId,
+    department: app.department ?? null,
+    phase: app.phase,
+    reason: app.reason,
+    message: app.message,
+    url: app.url ?? null,
+    lane: app.lane,
+    template: app.template,
+    entrypoint: app.entrypoint ?? null,
+    env: JSON.stringify(app.env.map((e) => ({ name: e.name, value: e.value }))),
+    allowed_hosts: JSON.stringify(app.allowedHosts),
+    ttl: app.ttl,
+    current_version: app.currentVersion,
+    created_at: app.createdAt,
+    last_deployed_at: app.lastDeployedAt,
+    snapshot: app.snapshot ?? null,
+  };
+}
+
+export function versionFromRow(row: VersionRow): VersionRecord {
+  const v: VersionRecord = {
+    appId: row.app_id,
+    version: row.version,
+    timestamp: row.timestamp,
+    template: row.template,
+    lane: row.lane,
+    sourceHash: row.source_hash,
+    sourceKey: row.source_key,
+  };
+  opt(v, 'entrypoint', row.entrypoint);
+  opt(v, 'rolledBackFrom', row.rolled_back_from);
+  return v;
+}
+
+export function versionToRow(v: VersionRecord): VersionRow {
+  return {
+    app_id: v.appId,
+    version: v.version,
+    timestamp: v.timestamp,
+    template: v.template,
+    lane: v.lane,
+    entrypoint: v.entrypoint ?? null,
+    source_hash: v.sourceHash,
+    source_key: v.sourceKey,
+    rolled_back_from: v.rolledBackFrom ?? null,
+  };
+}
+
+export function userFromRow(row: UserRow): UserRecord {
+  const u: UserRecord = {
+    id: row.id,
+    name: row.name,
+    role: row.role as Role,
+    status: row.status as UserStatus,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+  opt(u, 'email', row.email);
+  opt(u, 'department', row.department);
+  opt(u, 'apiKeyHash', row.api_key_hash);
+  return u;
+}
+
+export function userToRow(u: UserRecord): UserRow {
+  return {
+    id: u.id,
+    name: u.name,
+    email: u.email ?? null,
+    role: u.role,
+    status: u.status,
+    department: u.department ?? null,
+    api_key_hash: u.apiKeyHash ?? null,
+    created_at: u.createdAt,
+    updated_at: u.updatedAt,
+  };
+}
+
+export function departmentFromRow(row: DepartmentRow): DepartmentRecord {
+  const d: DepartmentRecord = { id: row.id, name: row.name, createdAt: row.created_at };
+  opt(d, 'description', row.description);
+  return d;
+}
+
+export function departmentToRow(d: DepartmentRecord): DepartmentRow {
+  return {
+    id: d.id,
+    name: d.name,
+    description: d.description ?? null,
+    created_at: d.createdAt,
+  };
+}
+
+export function shareLinkFromRow(row: ShareLinkRow): ShareLinkRecord {
+  const l: ShareLinkRecord = {
+    token: row.token,
+    appId: row.app_id,
+    ownerId: row.owner_id,
+    createdAt: row.created_at,
+  };
+  opt(l, 'passwordHash', row.password_hash);
+  opt(l, 'expiresIn', row.expires_in);
+  opt(l, 'expiresAt', row.expires_at);
+  opt(l, 'revokedAt', row.revoked_at);
+  return l;
+}
+
+export function shareLinkToRow(l: ShareLinkRecord): ShareLinkRow {
+  return {
+    token: l.token,
+    app_id: l.appId,
+    owner_id: l.ownerId,
+    password_hash: l.passwordHash ?? null,
+    expires_in: l.expiresIn ?? null,
+    expires_at: l.expiresAt ?? null,
+    created_at: l.createdAt,
+    revoked_at: l.revokedAt ?? null,
+  };
+}
+
+export function auditFromRow(row: AuditRow): AuditEvent {
+  return {
+    id: row.id,
+    time: row.time,
+    actor: row.actor,
+    action: row.action as AuditAction,
+    target: row.target,
+    outcome: row.outcome,
+    tenant_id: row.tenant_id,
+    source_hash: row.source_hash,
+  };
+}

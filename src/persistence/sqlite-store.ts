@@ -1,0 +1,202 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import { migrate } from './migrations.js';
+import {
+  appFromRow,
+  appToRow,
+  auditFromRow,
+  departmentFromRow,
+  departmentToRow,
+  shareLinkFromRow,
+  shareLinkToRow,
+  userFromRow,
+  userToRow,
+  versionFromRow,
+  versionToRow,
+} from './rows.js';
+import { NO_LIMIT, prepareStatements } from './sqlite-statements.js';
+import type { Store } from './store.js';
+
+/** Long enough to ride out a checkpoint or a backup tool holding the lock, short enough to fail. */
+const BUSY_TIMEOUT_MS = 5_000;
+
+/** Non-positive or missing limits mean "everything", as `ListAppsQuery` documents. */
+function sqlLimit(limit: number | undefined): number {
+  return limit !== undefined && limit > 0 ? Math.floor(limit) : NO_LIMIT;
+}
+
+/**
+ * Opens (creating if needed) the SQLite store at `path`. Every write commits with
+ * `synchronous = FULL` in WAL mode, so once a method returns the change survives a power cut, and a
+ * handler may acknowledge right after.
+ */
+export function openSqliteStore(path: string): Store {
+  mkdirSync(dirname(path), { recursive: true });
+  const db = new Database(path);
+  try {
+    configure(db, path);
+    migrate(db, path);
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+  const st = prepareStatements(db);
+  // IMMEDIATE takes the write lock up front, so a read-then-write transaction cannot hit
+  // SQLITE_BUSY halfway through; nested calls become savepoints.
+  const writing = db.transaction((fn: () => unknown) => fn()).immediate;
+  const inTx = <T>(fn: () => T): T => writing(fn) as T;
+  // Multi-statement reads share one snapshot (items and total agree) without taking the write lock.
+  const reading = db.transaction((fn: () => unknown) => fn()).deferred;
+  const snapshot = <T>(fn: () => T): T => reading(fn) as T;
+
+  return {
+    backend: 'sqlite',
+
+    ping() {
+      if (!db.open) return false;
+      try {
+        return st.ping.get() === 1;
+      } catch {
+        // Readiness must report, not throw: a failing query is exactly the "not ready" answer.
+        return false;
+      }
+    },
+    close() {
+      db.close();
+    },
+    transaction: inTx,
+
+    getApp(id) {
+      const row = st.getApp.get(id);
+      return row && appFromRow(row);
+    },
+    listApps(query) {
+      const page = { limit: sqlLimit(query.limit), offset: Math.max(0, query.offset ?? 0) };
+      return snapshot(() => {
+        if (query.ownerId === undefined) {
+          return { items: st.listApps.all(page).map(appFromRow), total: st.countApps.get() ?? 0 };
+        }
+        const items = st.listAppsOf.all({ ...page, owner: query.ownerId }).map(appFromRow);
+        return { items, total: st.countAppsOf.get(query.ownerId) ?? 0 };
+      });
+    },
+    putApp(app) {
+      st.putApp.run(appToRow(app));
+    },
+    deleteApp(id) {
+      return inTx(() => {
+        const versions = st.listVersions.all(id).map(versionFromRow);
+        // Explicit deletes rather than relying on ON DELETE CASCADE alone: the cascade needs
+        // foreign_keys = ON on every connection, including an operator's sqlite3 shell.
+        st.deleteShareLinksOf.run(id);
+        st.deleteVersionsOf.run(id);
+        st.deleteApp.run(id);
+        return versions;
+      });
+    },
+
+    addVersion(version) {
+      st.addVersion.run(versionToRow(version));
+    },
+    listVersions(appId) {
+      return st.listVersions.all(appId).map(versionFromRow);
+    },
+    getVersion(appId, version) {
+      const row = st.getVersion.get(appId, version);
+      return row && versionFromRow(row);
+    },
+    pruneVersions(appId, keep) {
+      return inTx(() => {
+        const pruned = st.versionsBeyond.all(appId, Math.max(0, Math.floor(keep)));
+        for (const v of pruned) st.deleteVersion.run(v.app_id, v.version);
+        return pruned.map(versionFromRow);
+      });
+    },
+
+    getUser(id) {
+      const row = st.getUser.get(id);
+      return row && userFromRow(row);
+    },
+    listUsers() {
+      return st.listUsers.all().map(userFromRow);
+    },
+    ensureUser(user) {
+      return inTx(() => {
+        st.insertUserIfAbsent.run(userToRow(user));
+        const row = st.getUser.get(user.id);
+        if (row === undefined) throw new Error(`user ${user.id} vanished right after insertion`);
+        return userFromRow(row);
+      });
+    },
+    putUser(user) {
+      st.putUser.run(userToRow(user));
+    },
+    deleteUser(id) {
+      return st.deleteUser.run(id).changes > 0;
+    },
+    findUserByKeyHash(keyHash) {
+      const row = st.findUserByKeyHash.get(keyHash);
+      return row && userFromRow(row);
+    },
+
+    getDepartment(id) {
+      const row = st.getDepartment.get(id);
+      return row && departmentFromRow(row);
+    },
+    listDepartments() {
+      return st.listDepartments.all().map(departmentFromRow);
+    },
+    putDepartment(department) {
+      st.putDepartment.run(departmentToRow(department));
+    },
+    deleteDepartment(id) {
+      return st.deleteDepartment.run(id).changes > 0;
+    },
+
+    addShareLink(link) {
+      st.addShareLink.run(shareLinkToRow(link));
+    },
+    getShareLink(token) {
+      const row = st.getShareLink.get(token);
+      return row && shareLinkFromRow(row);
+    },
+    listShareLinks(appId) {
+      return st.listShareLinks.all(appId).map(shareLinkFromRow);
+    },
+    revokeShareLink(token, at) {
+      return st.revokeShareLink.run(at, token).changes > 0;
+    },
+
+    appendAudit(event) {
+      st.appendAudit.run(auditFromRow(event));
+    },
+    listAudit(query) {
+      const rows = st.listAudit.all({
+        actor: query.actor ?? null,
+        action: query.action ?? null,
+        target: query.app ?? null,
+        limit: sqlLimit(query.limit),
+      });
+      return rows.map(auditFromRow);
+    },
+
+    getMeta(key) {
+      return st.getMeta.get(key);
+    },
+    setMeta(key, value) {
+      st.setMeta.run(key, value);
+    },
+  };
+}
+
+function configure(db: Database.Database, path: string): void {
+  const mode = db.pragma('journal_mode = WAL', { simple: true });
+  if (mode !== 'wal') {
+    // Without WAL the durability and concurrency this store promises do not hold: fail loudly.
+    throw new Error(`cannot enable WAL on ${path} (journal_mode is ${String(mode)})`);
+  }
+  db.pragma('synchronous = FULL');
+  db.pragma('foreign_keys = ON');
+  db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+}

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { isIP } from 'node:net';
+import { announceBootstrap, ensureBootstrapAdmin, type BootstrapResult } from './auth/bootstrap.js';
 import { ConfigError } from './config/load.js';
 import type { Config } from './config/schema.js';
 import { buildServer } from './http/server.js';
@@ -27,8 +28,10 @@ export async function startSlipway(
     dataDir: config.server.dataDir,
   });
   let app: FastifyInstance | undefined;
+  let bootstrap: BootstrapResult;
   try {
     app = await buildServer({ config, store, tls, logger: options.logger });
+    bootstrap = ensureBootstrapAdmin(config, store);
     let listening = false;
     app.readiness.register('http', () => ({ ok: listening }));
     await app.listen({ host, port });
@@ -43,6 +46,7 @@ export async function startSlipway(
   const baseURL = (
     config.server.baseURL ?? `${tls ? 'https' : 'http'}://${urlHost(host)}:${boundPort}`
   ).replace(/\/+$/, '');
+  announceBootstrap(bootstrap, baseURL);
   const server = app;
   return {
     app: server,
@@ -59,7 +63,9 @@ function splitListen(listen: string): { host: string; port: number } {
   const host = listen.slice(0, at).replace(/^\[(.*)\]$/, '$1');
   const port = Number(listen.slice(at + 1));
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new ConfigError(`config: server.listen: port must be 0-65535, got ${listen.slice(at + 1)}`);
+    throw new ConfigError(
+      `config: server.listen: port must be 0-65535, got ${listen.slice(at + 1)}`,
+    );
   }
   return { host, port };
 }

@@ -42,7 +42,9 @@ function readYaml(path: string): Record<string, unknown> {
   }
   if (doc === null || doc === undefined) return {};
   if (typeof doc !== 'object' || Array.isArray(doc)) {
-    throw new ConfigError(`config: ${path} must hold a mapping of keys (server, auth, limits, ...)`);
+    throw new ConfigError(
+      `config: ${path} must hold a mapping of keys (server, auth, limits, ...)`,
+    );
   }
   return doc as Record<string, unknown>;
 }

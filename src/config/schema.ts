@@ -27,7 +27,11 @@ export const configSchema = z.strictObject({
       baseURL: z.url({ message: 'must be an absolute http(s) URL' }).optional(),
       appsDomain: z.string().optional(),
       dataDir: z.string().min(1).default('./data'),
-      bodyLimitBytes: z.number().int().positive().default(1024 * 1024),
+      bodyLimitBytes: z
+        .number()
+        .int()
+        .positive()
+        .default(1024 * 1024),
     })
     .prefault({}),
   auth: z

@@ -1,10 +1,16 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Config } from '../config/schema.js';
 import type { Store } from '../persistence/store.js';
+import { authPlugin } from '../auth/plugin.js';
+import { authRoutes } from './auth-routes.js';
+import { departmentsRoutes } from './departments-routes.js';
+import { docsPlugin } from './docs.js';
 import { installErrorHandlers } from './errors.js';
 import { Metrics, metricsPlugin } from './metrics.js';
 import { probesPlugin } from './probes.js';
+import { usersRoutes } from './users-routes.js';
 import { Readiness } from './readiness.js';
+import { installRouteTable } from './route-table.js';
 import type { TlsMaterial } from './tls.js';
 import './types.js';
 
@@ -26,6 +32,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     trustProxy: false,
     forceCloseConnections: true,
   }) as unknown as FastifyInstance;
+  installRouteTable(app);
 
   app.decorate('config', config);
   app.decorate('store', store);
@@ -34,8 +41,14 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   app.readiness.register('store', () => ({ ok: store.ping(), backend: store.backend }));
 
   installErrorHandlers(app);
+  // Auth before any route plugin: its onRequest hook guards every protected path.
+  await app.register(authPlugin);
   await app.register(metricsPlugin);
   await app.register(probesPlugin);
+  await app.register(docsPlugin);
+  await app.register(authRoutes);
+  await app.register(usersRoutes);
+  await app.register(departmentsRoutes);
 
   return app;
 }

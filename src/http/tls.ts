@@ -22,7 +22,10 @@ export async function resolveTls(config: Config): Promise<TlsMaterial | undefine
     if (!tls.certFile || !tls.keyFile) {
       throw new ConfigError('config: auth.tls: certFile and keyFile must be set together');
     }
-    return { cert: readPem(tls.certFile, 'auth.tls.certFile'), key: readPem(tls.keyFile, 'auth.tls.keyFile') };
+    return {
+      cert: readPem(tls.certFile, 'auth.tls.certFile'),
+      key: readPem(tls.keyFile, 'auth.tls.keyFile'),
+    };
   }
   if (!tls.autoTLS) {
     throw new ConfigError('config: auth.tls.enabled needs certFile and keyFile, or autoTLS: true');

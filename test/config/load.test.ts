@@ -73,7 +73,11 @@ describe('loadConfig', () => {
     expect(config.server.baseURL).toBe('http://x.test:7000');
     expect(config.auth.enabled).toBe(false);
     expect(config.auth.mode).toBe('oauth');
-    expect(config.auth.oidc).toMatchObject({ issuer: 'https://idp', audience: 'aud', adminRole: 'boss' });
+    expect(config.auth.oidc).toMatchObject({
+      issuer: 'https://idp',
+      audience: 'aud',
+      adminRole: 'boss',
+    });
     expect(config.auth.tls).toMatchObject({
       enabled: true,
       certFile: '/c.pem',

@@ -1,0 +1,27 @@
+import { LRUCache } from 'lru-cache';
+import type { UserRecord } from '../persistence/store.js';
+
+/**
+ * User records by user ID for `auth.identityCacheTTL`, so a suspension or role change made outside
+ * Slipway's API reaches requests within the TTL. A TTL of 0 disables it: every request reads the store.
+ */
+export class IdentityCache {
+  private readonly lru: LRUCache<string, UserRecord> | undefined;
+
+  constructor(ttlMs: number, max = 10_000) {
+    this.lru = ttlMs > 0 ? new LRUCache<string, UserRecord>({ max, ttl: ttlMs }) : undefined;
+  }
+
+  get(userId: string): UserRecord | undefined {
+    return this.lru?.get(userId);
+  }
+
+  set(record: UserRecord): void {
+    this.lru?.set(record.id, record);
+  }
+
+  /** Drops one user (changed through /api/users): the next request reads the store. */
+  forget(userId: string): void {
+    this.lru?.delete(userId);
+  }
+}

@@ -1,0 +1,124 @@
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
+import { ConfigError } from '../config/load.js';
+import type { Config } from '../config/schema.js';
+import type { Role, Store } from '../persistence/store.js';
+import { apikeyMode } from './apikey.js';
+import { oauthProxyMode } from './oauth-proxy.js';
+import { oidcMode } from './oidc.js';
+import { isReservedPath } from './paths.js';
+
+/**
+ * The extension API of authentication. A mode is chosen by `auth.mode`; its `verify` runs on every
+ * request to a protected path and either returns who is calling or throws a 401 AppError. The auth
+ * plugin turns the principal into the request's Identity through the user record (status, role).
+ */
+export interface AuthMode {
+  readonly name: string;
+  /** Required: called on every authenticated request. Throw `unauthenticated()` to refuse. */
+  verify(context: VerifyContext): Principal | Promise<Principal>;
+  /** Where a browser starts logging in; omitted for bearer-only modes. */
+  readonly loginUrl?: string;
+  /** Public routes of a browser login flow, mounted outside bearer auth; never under /api, /v1, /mcp or /internal/sources. */
+  readonly loginRoutes?: readonly LoginRoute[];
+  /** When set, `/.well-known/oauth-protected-resource` answers and 401s point MCP clients at it. */
+  readonly protectedResource?: { authorizationServers: string[]; scopes: string[] };
+}
+
+export interface AuthModeFactory {
+  /** The `auth.mode` value that selects this mode. */
+  readonly name: string;
+  /** Runs once at start; throw ConfigError (one line, naming the key) for a bad configuration. */
+  create(context: AuthModeContext): AuthMode | Promise<AuthMode>;
+}
+
+export interface AuthModeContext {
+  config: Config;
+  store: Store;
+  log: FastifyBaseLogger;
+}
+
+export interface VerifyContext {
+  request: FastifyRequest;
+  /** The bearer token of the request; throws 401 when it is missing or malformed. */
+  bearer(): string;
+}
+
+/** Who a verified credential speaks for. */
+export interface Principal {
+  userId: string;
+  name: string;
+  email?: string;
+  /** Seeds a new user record; the stored record's role wins unless `roleFromCredential`. */
+  role: Role;
+  department?: string;
+  /** Empty means unrestricted. */
+  scopes: string[];
+  /** The credential carries the authoritative role (IdP-managed roles, e.g. OIDC claims). */
+  roleFromCredential?: boolean;
+}
+
+export interface LoginRoute {
+  method: HTTPMethods | HTTPMethods[];
+  url: string;
+  handler(request: FastifyRequest, reply: FastifyReply): unknown;
+}
+
+const registry = new Map<string, AuthModeFactory>(
+  [apikeyMode, oidcMode, oauthProxyMode].map((factory) => [factory.name, factory]),
+);
+
+/** Adds a mode selectable by `auth.mode`; returns a function that removes it again. */
+export function registerAuthMode(factory: AuthModeFactory): () => void {
+  if (!/^[a-z][a-z0-9_-]{0,62}$/.test(factory.name) || factory.name === 'none') {
+    throw new Error(`auth mode name "${factory.name}" must be a lower-case word and not "none"`);
+  }
+  if (registry.has(factory.name))
+    throw new Error(`auth mode "${factory.name}" is already registered`);
+  registry.set(factory.name, factory);
+  return () => {
+    if (registry.get(factory.name) === factory) registry.delete(factory.name);
+  };
+}
+
+/** Names of every mode `auth.mode` may select, built-in and registered. */
+export function registeredAuthModes(): string[] {
+  return [...registry.keys()];
+}
+
+/** Creates the configured mode and validates what it declares; every problem is a ConfigError. */
+export async function createAuthMode(context: AuthModeContext): Promise<AuthMode> {
+  const name = context.config.auth.mode;
+  const factory = registry.get(name);
+  if (!factory) {
+    throw new ConfigError(
+      `config: auth.mode: unknown mode "${name}"; registered modes: ${registeredAuthModes().join(', ')}`,
+    );
+  }
+  const mode = await factory.create(context);
+  if (mode.name !== name) {
+    throw new ConfigError(`config: auth.mode: mode "${name}" created a mode named "${mode.name}"`);
+  }
+  validateLoginRoutes(mode);
+  return mode;
+}
+
+function validateLoginRoutes(mode: AuthMode): void {
+  for (const route of mode.loginRoutes ?? []) {
+    if (typeof route.url !== 'string' || !route.url.startsWith('/')) {
+      throw new ConfigError(
+        `config: auth.mode ${mode.name}: login route "${String(route.url)}" must start with /`,
+      );
+    }
+    if (isReservedPath(route.url)) {
+      throw new ConfigError(
+        `config: auth.mode ${mode.name}: login route ${route.url} is under a protected prefix ` +
+          '(/api, /v1, /mcp, /internal/sources); login routes must be public paths',
+      );
+    }
+    if (typeof route.handler !== 'function') {
+      throw new ConfigError(
+        `config: auth.mode ${mode.name}: login route ${route.url} has no handler`,
+      );
+    }
+  }
+}

@@ -1,0 +1,145 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { durationMs } from '../config/schema.js';
+import { AppError, unauthenticated } from '../errors.js';
+import '../http/types.js';
+import { parseBearer } from './bearer.js';
+import type { Identity } from './identity.js';
+import { IdentityCache } from './identity-cache.js';
+import { createAuthMode, type AuthMode, type Principal } from './modes.js';
+import { isProtectedPath } from './paths.js';
+import { loadOrProvision } from './provision.js';
+
+/** What the auth plugin exposes on `app.auth` (global: the plugin is not encapsulated). */
+export interface AuthRuntime {
+  readonly enabled: boolean;
+  /** The active mode's name; `none` when auth is disabled. */
+  readonly modeName: string;
+  /** Undefined when auth is disabled. */
+  readonly mode: AuthMode | undefined;
+  /** Drops a user's cached record after a change through /api/users, so it applies at once. */
+  forget(userId: string): void;
+  /**
+   * Exempts requests the predicate accepts from the auth hook entirely. For the app router: a
+   * request for `Host: <name>.<apps domain>` is an app's traffic, never the control plane's. The
+   * predicate must only accept requests that its owner then serves itself (never the control plane).
+   */
+  exempt(predicate: (request: FastifyRequest) => boolean): void;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    auth: AuthRuntime;
+  }
+}
+
+/** Identity of every request when auth is disabled. */
+export const NO_AUTH_IDENTITY: Readonly<Identity> = Object.freeze({
+  userId: 'admin',
+  name: 'admin',
+  role: 'admin',
+  scopes: [],
+  mode: 'none',
+});
+
+/**
+ * Authenticates requests to protected paths (spec §5 table, see paths.ts) with the configured mode,
+ * turns the principal into `request.identity` through the user record, and mounts the mode's
+ * login routes. Registered before any route plugin; its hook applies to the whole server.
+ */
+async function authPlugin(app: FastifyInstance): Promise<void> {
+  const { config, store } = app;
+  const enabled = config.auth.enabled;
+  const mode = enabled ? await createAuthMode({ config, store, log: app.log }) : undefined;
+  const cache = new IdentityCache(durationMs(config.auth.identityCacheTTL));
+  const exemptions: Array<(request: FastifyRequest) => boolean> = [];
+
+  app.decorate('auth', {
+    enabled,
+    modeName: mode?.name ?? 'none',
+    mode,
+    forget: (userId: string) => cache.forget(userId),
+    exempt: (predicate: (request: FastifyRequest) => boolean) => {
+      exemptions.push(predicate);
+    },
+  } satisfies AuthRuntime);
+
+  for (const route of mode?.loginRoutes ?? []) {
+    app.route({ method: route.method, url: route.url, handler: route.handler });
+  }
+
+  const isExempt = (request: FastifyRequest): boolean =>
+    exemptions.some((predicate) => {
+      try {
+        return predicate(request);
+      } catch (err) {
+        // Fail closed: a broken exemption must not open the control plane.
+        request.log.error({ err }, 'auth exemption predicate failed');
+        return false;
+      }
+    });
+
+  const resolveIdentity = async (
+    active: AuthMode,
+    principal: Principal,
+    request: FastifyRequest,
+  ) => {
+    let record = cache.get(principal.userId);
+    if (!record) {
+      record = await loadOrProvision(store, principal, {
+        onRetry: (err, attempt) =>
+          request.log.warn({ err, attempt }, 'user provisioning failed; retrying'),
+      });
+      cache.set(record);
+    }
+    if (record.status !== 'active') throw unauthenticated('user is suspended');
+    const identity: Identity = {
+      userId: record.id,
+      name: record.name,
+      role: principal.roleFromCredential ? principal.role : record.role,
+      scopes: principal.scopes,
+      mode: active.name,
+    };
+    const email = record.email ?? principal.email;
+    if (email) identity.email = email;
+    if (record.department) identity.department = record.department;
+    return identity;
+  };
+
+  app.addHook('onRequest', async (request, reply) => {
+    if (!mode) {
+      request.identity = { ...NO_AUTH_IDENTITY, scopes: [] };
+      return;
+    }
+    if (isExempt(request) || !isProtectedPath(request.url)) return;
+    try {
+      const principal = await mode.verify({
+        request,
+        bearer: () => parseBearer(request.headers.authorization),
+      });
+      request.identity = await resolveIdentity(mode, principal, request);
+    } catch (err) {
+      if (err instanceof AppError && err.status === 401) {
+        void reply.header('www-authenticate', challenge(mode, config.server.baseURL, request));
+      }
+      throw err;
+    }
+  });
+}
+
+// Not encapsulated (what fastify-plugin does): the hook and `app.auth` must reach every route.
+Object.defineProperty(authPlugin, Symbol.for('skip-override'), { value: true });
+Object.defineProperty(authPlugin, Symbol.for('fastify.display-name'), { value: 'slipway-auth' });
+export { authPlugin };
+
+/** RFC 6750 challenge; in modes with resource metadata it points MCP clients at RFC 9728 metadata. */
+function challenge(mode: AuthMode, baseURL: string | undefined, request: FastifyRequest): string {
+  if (!mode.protectedResource) return 'Bearer';
+  return `Bearer resource_metadata="${publicBaseURL(baseURL, request)}/.well-known/oauth-protected-resource"`;
+}
+
+/** `server.baseURL`, else the URL the caller used (Host restricted to host characters). */
+export function publicBaseURL(baseURL: string | undefined, request: FastifyRequest): string {
+  if (baseURL) return baseURL.replace(/\/+$/, '');
+  const host = /^[A-Za-z0-9.:[\]-]{1,255}$/.test(request.host) ? request.host : 'localhost';
+  return `${request.protocol}://${host}`;
+}

@@ -1,0 +1,53 @@
+import { AppError } from '../errors.js';
+import type { Store, UserRecord } from '../persistence/store.js';
+import type { Principal } from './modes.js';
+
+export interface ProvisionOptions {
+  /** How long to keep retrying a failing store before answering 503. */
+  budgetMs?: number;
+  onRetry?: (err: unknown, attempt: number) => void;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+/**
+ * The principal's user record, created from the principal on first authentication. A failing store
+ * is retried with exponential backoff for about two seconds; after that the request gets 503
+ * `not_ready` and the next request starts over, so provisioning is retried until it succeeds.
+ */
+export async function loadOrProvision(
+  store: Store,
+  principal: Principal,
+  options: ProvisionOptions = {},
+): Promise<UserRecord> {
+  const budget = options.budgetMs ?? 2000;
+  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  const started = Date.now();
+  let delay = 25;
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return store.getUser(principal.userId) ?? store.ensureUser(seedRecord(principal));
+    } catch (err) {
+      options.onRetry?.(err, attempt);
+      const left = budget - (Date.now() - started);
+      if (left <= 0) {
+        throw new AppError(503, 'not_ready', 'the user store is not available; try again');
+      }
+      await sleep(Math.min(delay, left));
+      delay *= 2;
+    }
+  }
+}
+
+function seedRecord(principal: Principal): UserRecord {
+  const now = new Date().toISOString();
+  return {
+    id: principal.userId,
+    name: principal.name,
+    ...(principal.email ? { email: principal.email } : {}),
+    role: principal.role,
+    status: 'active',
+    ...(principal.department ? { department: principal.department } : {}),
+    createdAt: now,
+    updatedAt: now,
+  };
+}

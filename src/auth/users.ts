@@ -1,0 +1,109 @@
+import { AppError, badRequest, notFound } from '../errors.js';
+import type { Role, Store, UserRecord, UserStatus } from '../persistence/store.js';
+import { hashApiKey, newApiKey } from './keys.js';
+
+/** A user as the API shows it: never the key hash. */
+export interface UserJson {
+  id: string;
+  name: string;
+  email?: string;
+  role: Role;
+  status: UserStatus;
+  department?: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface NewUser {
+  name: string;
+  role?: Role;
+  department?: string;
+  email?: string;
+}
+
+export interface UserPatch {
+  role?: Role;
+  status?: UserStatus;
+  /** null clears it. */
+  department?: string | null;
+  /** null clears it. */
+  email?: string | null;
+}
+
+export function userJson(user: UserRecord): UserJson {
+  const json: UserJson = {
+    id: user.id,
+    name: user.name,
+    role: user.role,
+    status: user.status,
+    created_at: user.createdAt,
+    updated_at: user.updatedAt,
+  };
+  if (user.email) json.email = user.email;
+  if (user.department) json.department = user.department;
+  return json;
+}
+
+/**
+ * Creates `apikey-<name>` with a fresh API key, returned here once; the store keeps only its hash.
+ * `reservedNames` are the configured key entries: their user IDs belong to those keys.
+ */
+export function createUser(
+  store: Store,
+  input: NewUser,
+  reservedNames: ReadonlySet<string>,
+): { user: UserRecord; apiKey: string } {
+  const id = `apikey-${input.name}`;
+  if (reservedNames.has(input.name) || store.getUser(id)) {
+    throw new AppError(409, 'name_taken', `user ${id} already exists`);
+  }
+  if (input.department !== undefined) checkDepartment(store, input.department);
+  const apiKey = newApiKey();
+  const now = new Date().toISOString();
+  const user: UserRecord = {
+    id,
+    name: input.name,
+    role: input.role ?? 'user',
+    status: 'active',
+    apiKeyHash: hashApiKey(apiKey),
+    createdAt: now,
+    updatedAt: now,
+    ...(input.email ? { email: input.email } : {}),
+    ...(input.department ? { department: input.department } : {}),
+  };
+  const stored = store.ensureUser(user);
+  // ensureUser keeps an existing row: a concurrent create of the same name won.
+  if (stored.apiKeyHash !== user.apiKeyHash)
+    throw new AppError(409, 'name_taken', `user ${id} already exists`);
+  return { user: stored, apiKey };
+}
+
+export function getUserOr404(store: Store, id: string): UserRecord {
+  const user = store.getUser(id);
+  if (!user) throw notFound(`user ${id}`);
+  return user;
+}
+
+export function updateUser(store: Store, id: string, patch: UserPatch): UserRecord {
+  const user = { ...getUserOr404(store, id) };
+  if (patch.role !== undefined) user.role = patch.role;
+  if (patch.status !== undefined) user.status = patch.status;
+  if (patch.department === null) delete user.department;
+  else if (patch.department !== undefined) {
+    checkDepartment(store, patch.department);
+    user.department = patch.department;
+  }
+  if (patch.email === null || patch.email === '') delete user.email;
+  else if (patch.email !== undefined) user.email = patch.email;
+  user.updatedAt = new Date().toISOString();
+  store.putUser(user);
+  return user;
+}
+
+export function deleteUser(store: Store, id: string): void {
+  if (!store.deleteUser(id)) throw notFound(`user ${id}`);
+}
+
+function checkDepartment(store: Store, id: string): void {
+  if (!store.getDepartment(id)) throw badRequest(`unknown department ${id}`, { department: id });
+}

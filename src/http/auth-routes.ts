@@ -1,0 +1,71 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { requireIdentity } from '../auth/guards.js';
+import '../auth/plugin.js';
+import { publicBaseURL } from '../auth/plugin.js';
+import { AppError } from '../errors.js';
+
+/**
+ * `GET /api/auth` (public: which mode, where to log in), `GET /api/whoami` (the caller) and the
+ * RFC 9728 protected-resource metadata MCP clients use to find the authorization server.
+ */
+export async function authRoutes(app: FastifyInstance): Promise<void> {
+  app.get('/api/auth', { schema: { response: { 200: authInfoSchema } } }, async () => ({
+    enabled: app.auth.enabled,
+    mode: app.auth.modeName,
+    loginUrl: app.auth.mode?.loginUrl ?? '',
+  }));
+
+  app.get('/api/whoami', { schema: { response: { 200: whoamiSchema } } }, async (request) => {
+    const identity = requireIdentity(request);
+    return {
+      user_id: identity.userId,
+      name: identity.name,
+      ...(identity.email ? { email: identity.email } : {}),
+      role: identity.role,
+      ...(identity.department ? { department: identity.department } : {}),
+      scopes: identity.scopes,
+      mode: identity.mode,
+    };
+  });
+
+  // RFC 9728 §3.1: metadata of a resource with a path lives under the well-known suffix + path.
+  const metadata = (request: FastifyRequest<{ Params: { '*'?: string } }>, reply: FastifyReply) => {
+    const info = app.auth.mode?.protectedResource;
+    if (!info)
+      throw new AppError(404, 'not_found', 'no protected-resource metadata: auth.mode is not oidc');
+    const suffix = request.params['*'] ? `/${request.params['*']}` : '';
+    void reply.header('cache-control', 'public, max-age=300');
+    return {
+      resource: `${publicBaseURL(app.config.server.baseURL, request)}${suffix}`,
+      authorization_servers: info.authorizationServers,
+      scopes_supported: info.scopes,
+      bearer_methods_supported: ['header'],
+    };
+  };
+  app.get('/.well-known/oauth-protected-resource', metadata);
+  app.get('/.well-known/oauth-protected-resource/*', metadata);
+}
+
+const authInfoSchema = {
+  type: 'object',
+  required: ['enabled', 'mode', 'loginUrl'],
+  properties: {
+    enabled: { type: 'boolean' },
+    mode: { type: 'string' },
+    loginUrl: { type: 'string' },
+  },
+} as const;
+
+const whoamiSchema = {
+  type: 'object',
+  required: ['user_id', 'name', 'role', 'scopes', 'mode'],
+  properties: {
+    user_id: { type: 'string' },
+    name: { type: 'string' },
+    email: { type: 'string' },
+    role: { type: 'string' },
+    department: { type: 'string' },
+    scopes: { type: 'array', items: { type: 'string' } },
+    mode: { type: 'string' },
+  },
+} as const;

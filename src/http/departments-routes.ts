@@ -1,0 +1,96 @@
+import type { FastifyInstance } from 'fastify';
+import {
+  createDepartment,
+  deleteDepartment,
+  departmentJson,
+  getDepartmentOr404,
+  updateDepartment,
+  type DepartmentPatch,
+} from '../auth/departments.js';
+import { adminOnly } from '../auth/guards.js';
+
+/** Admin department management under /api/departments; every route needs the admin role. */
+export async function departmentsRoutes(app: FastifyInstance): Promise<void> {
+  const { store } = app;
+  app.addHook('preValidation', adminOnly);
+
+  app.get('/api/departments', { schema: { response: { 200: listSchema } } }, async () => {
+    const items = store.listDepartments().map(departmentJson);
+    return { items, total: items.length };
+  });
+
+  app.post<{ Body: { id: string; name?: string; description?: string } }>(
+    '/api/departments',
+    { schema: { body: newSchema, response: { 201: departmentSchema } } },
+    async (request, reply) =>
+      reply.status(201).send(departmentJson(createDepartment(store, request.body))),
+  );
+
+  app.get<{ Params: { id: string } }>(
+    '/api/departments/:id',
+    { schema: { params: idParams, response: { 200: departmentSchema } } },
+    async (request) => departmentJson(getDepartmentOr404(store, request.params.id)),
+  );
+
+  app.patch<{ Params: { id: string }; Body: DepartmentPatch }>(
+    '/api/departments/:id',
+    { schema: { params: idParams, body: patchSchema, response: { 200: departmentSchema } } },
+    async (request) => departmentJson(updateDepartment(store, request.params.id, request.body)),
+  );
+
+  app.delete<{ Params: { id: string } }>(
+    '/api/departments/:id',
+    { schema: { params: idParams } },
+    async (request, reply) => {
+      deleteDepartment(store, request.params.id);
+      return reply.status(204).send();
+    },
+  );
+}
+
+// `{not: {}}` rather than `false`: fastify's ajv runs with removeAdditional, which would silently
+// drop unknown fields under `false` instead of answering 400.
+const NO_EXTRA = { not: {} } as const;
+const departmentId = {
+  type: 'string',
+  pattern: '^[a-z0-9]([a-z0-9-]*[a-z0-9])?$',
+  maxLength: 63,
+} as const;
+const name = { type: 'string', minLength: 1, maxLength: 200 } as const;
+const description = { type: 'string', maxLength: 2000 } as const;
+
+const idParams = {
+  type: 'object',
+  required: ['id'],
+  properties: { id: { type: 'string', minLength: 1, maxLength: 63 } },
+} as const;
+
+const newSchema = {
+  type: 'object',
+  required: ['id'],
+  additionalProperties: NO_EXTRA,
+  properties: { id: departmentId, name, description },
+} as const;
+
+const patchSchema = {
+  type: 'object',
+  additionalProperties: NO_EXTRA,
+  properties: { name, description: { ...description, type: ['string', 'null'] } },
+} as const;
+
+const departmentSchema = {
+  type: 'object',
+  required: ['id', 'name', 'created_at'],
+  properties: {
+    id: { type: 'string' },
+    name: { type: 'string' },
+    description: { type: 'string' },
+    created_at: { type: 'string' },
+  },
+} as const;
+
+const listSchema = {
+  type: 'object',
+  required: ['items', 'total'],
+  properties: { items: { type: 'array', items: departmentSchema }, total: { type: 'integer' } },
+} as const;

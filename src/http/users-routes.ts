@@ -1,0 +1,129 @@
+import type { FastifyInstance } from 'fastify';
+import { adminOnly } from '../auth/guards.js';
+import '../auth/plugin.js';
+import {
+  createUser,
+  deleteUser,
+  getUserOr404,
+  updateUser,
+  userJson,
+  type NewUser,
+  type UserPatch,
+} from '../auth/users.js';
+
+/** Admin user management under /api/users; every route needs the admin role (403 `forbidden`). */
+export async function usersRoutes(app: FastifyInstance): Promise<void> {
+  const { store } = app;
+  const configuredNames = new Set(app.config.auth.apiKeys.map((entry) => entry.name));
+  // preValidation, not preHandler: a non-admin learns nothing about body validation either.
+  app.addHook('preValidation', adminOnly);
+
+  app.get('/api/users', { schema: { response: { 200: userListSchema } } }, async () => {
+    const items = store.listUsers().map(userJson);
+    return { items, total: items.length };
+  });
+
+  app.post<{ Body: NewUser }>(
+    '/api/users',
+    { schema: { body: newUserSchema, response: { 201: createdSchema } } },
+    async (request, reply) => {
+      const { user, apiKey } = createUser(store, request.body, configuredNames);
+      app.auth.forget(user.id);
+      return reply.status(201).send({ user: userJson(user), api_key: apiKey });
+    },
+  );
+
+  app.get<{ Params: { id: string } }>(
+    '/api/users/:id',
+    { schema: { params: idParams, response: { 200: userSchema } } },
+    async (request) => userJson(getUserOr404(store, request.params.id)),
+  );
+
+  app.patch<{ Params: { id: string }; Body: UserPatch }>(
+    '/api/users/:id',
+    { schema: { params: idParams, body: patchSchema, response: { 200: userSchema } } },
+    async (request) => {
+      const user = updateUser(store, request.params.id, request.body);
+      app.auth.forget(user.id);
+      return userJson(user);
+    },
+  );
+
+  app.delete<{ Params: { id: string } }>(
+    '/api/users/:id',
+    { schema: { params: idParams } },
+    async (request, reply) => {
+      deleteUser(store, request.params.id);
+      app.auth.forget(request.params.id);
+      return reply.status(204).send();
+    },
+  );
+}
+
+// `{not: {}}` rather than `false`: fastify's ajv runs with removeAdditional, which would silently
+// drop unknown fields under `false` instead of answering 400.
+const NO_EXTRA = { not: {} } as const;
+const role = { type: 'string', enum: ['admin', 'user'] } as const;
+const email = { type: 'string', maxLength: 254, pattern: '^[^\\s@]+@[^\\s@]+$' } as const;
+const department = {
+  type: 'string',
+  pattern: '^[a-z0-9]([a-z0-9-]*[a-z0-9])?$',
+  maxLength: 63,
+} as const;
+
+const idParams = {
+  type: 'object',
+  required: ['id'],
+  properties: { id: { type: 'string', minLength: 1, maxLength: 255 } },
+} as const;
+
+const newUserSchema = {
+  type: 'object',
+  required: ['name'],
+  additionalProperties: NO_EXTRA,
+  properties: {
+    name: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$' },
+    role,
+    department,
+    email,
+  },
+} as const;
+
+const patchSchema = {
+  type: 'object',
+  additionalProperties: NO_EXTRA,
+  properties: {
+    role,
+    status: { type: 'string', enum: ['active', 'suspended'] },
+    // Type lists, not anyOf: with fastify's type coercion, anyOf would turn null into "".
+    department: { ...department, type: ['string', 'null'] },
+    email: { ...email, type: ['string', 'null'] },
+  },
+} as const;
+
+const userSchema = {
+  type: 'object',
+  required: ['id', 'name', 'role', 'status', 'created_at', 'updated_at'],
+  properties: {
+    id: { type: 'string' },
+    name: { type: 'string' },
+    email: { type: 'string' },
+    role: { type: 'string' },
+    status: { type: 'string' },
+    department: { type: 'string' },
+    created_at: { type: 'string' },
+    updated_at: { type: 'string' },
+  },
+} as const;
+
+const userListSchema = {
+  type: 'object',
+  required: ['items', 'total'],
+  properties: { items: { type: 'array', items: userSchema }, total: { type: 'integer' } },
+} as const;
+
+const createdSchema = {
+  type: 'object',
+  required: ['user', 'api_key'],
+  properties: { user: userSchema, api_key: { type: 'string' } },
+} as const;

@@ -12,7 +12,7 @@ describe('bad input gets a clear 4xx with the error body, never a 5xx', () => {
   });
   afterAll(() => server.stop());
 
-  const post = (body: string | Buffer, contentType = 'application/json') =>
+  const post = (body: string, contentType = 'application/json') =>
     call(server.baseURL, '/api/users', {
       method: 'POST',
       token: ADMIN_KEY,

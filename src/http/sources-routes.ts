@@ -1,0 +1,64 @@
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '../errors.js';
+import { isSourceKey } from '../sources/keys.js';
+import type { SourceStore } from '../sources/source-store.js';
+
+/**
+ * `GET|HEAD /internal/sources/{key}.tar.gz` (spec §4): the blob the in-sandbox agent pulls. The
+ * key's 128 random bits are the authorization; bearer auth comes from the global middleware. No
+ * listings: only an exact, valid key name can match anything.
+ */
+export function sourcesRoutes(store: SourceStore): FastifyPluginAsync {
+  return async (app) => {
+    app.route<{ Params: { file: string } }>({
+      method: ['GET', 'HEAD'],
+      url: '/internal/sources/:file',
+      handler: async (request, reply) => serve(store, request, reply),
+    });
+    app.route({
+      method: ['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
+      url: '/internal/sources/:file',
+      // onRequest runs before body parsing, so no body or content type can turn 405 into 415.
+      onRequest: async (request, reply) => {
+        void reply.header('allow', 'GET, HEAD');
+        throw new AppError(
+          405,
+          'method_not_allowed',
+          `${request.method} is not allowed on a source blob; use GET or HEAD`,
+        );
+      },
+      handler: async () => {
+        throw new AppError(500, 'internal', 'unreachable: onRequest always answers 405');
+      },
+    });
+  };
+}
+
+const SUFFIX = '.tar.gz';
+
+async function serve(
+  store: SourceStore,
+  request: FastifyRequest<{ Params: { file: string } }>,
+  reply: FastifyReply,
+): Promise<FastifyReply> {
+  const { file } = request.params;
+  const key = file.endsWith(SUFFIX) ? file.slice(0, -SUFFIX.length) : '';
+  // One answer for a bad name and a missing blob: nothing here tells a guesser which it was.
+  const missing = new AppError(404, 'not_found', 'source blob not found');
+  if (!isSourceKey(key)) throw missing;
+  // Open before sizing: a blob removed in between then answers 404, not a short body.
+  const stream = request.method === 'HEAD' ? undefined : store.open(key);
+  const size = store.size(key);
+  if (size === undefined || (request.method !== 'HEAD' && stream === undefined)) {
+    stream?.destroy();
+    throw missing;
+  }
+  void reply
+    .status(200)
+    .header('content-type', 'application/gzip')
+    .header('content-length', String(size))
+    // Keys are never reused, but the route is authenticated: keep it out of shared caches.
+    .header('cache-control', 'private, no-store')
+    .header('x-content-type-options', 'nosniff');
+  return stream === undefined ? reply.send() : reply.send(stream);
+}

@@ -1,0 +1,113 @@
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createDiskSourceStore } from '../../src/sources/disk-source-store.js';
+import { mintSourceKey } from '../../src/sources/keys.js';
+import { expectAppError } from './expect-app-error.js';
+
+let root: string;
+let dir: string;
+
+beforeEach(() => {
+  root = mkdtempSync(join(tmpdir(), 'slipway-sources-'));
+  dir = join(root, 'sources');
+});
+
+afterEach(() => rmSync(root, { recursive: true, force: true }));
+
+describe('disk source store', () => {
+  it('creates its directory and answers ping', () => {
+    const store = createDiskSourceStore(dir);
+    expect(existsSync(dir)).toBe(true);
+    expect(store.ping()).toBe(true);
+    rmSync(dir, { recursive: true });
+    expect(store.ping()).toBe(false);
+  });
+
+  it('puts, sizes, opens and removes a blob as <dir>/<key>.tar.gz', async () => {
+    const store = createDiskSourceStore(dir);
+    const key = mintSourceKey('app', 1);
+    const data = Buffer.from('not really gzip, the store does not care');
+    await store.put(key, data);
+    expect(readdirSync(dir)).toEqual([`${key}.tar.gz`]);
+    expect(store.size(key)).toBe(data.length);
+    const stream = store.open(key);
+    expect(stream).toBeDefined();
+    expect((await readAll(stream as Readable)).equals(data)).toBe(true);
+    await store.remove(key);
+    expect(store.size(key)).toBeUndefined();
+    expect(store.open(key)).toBeUndefined();
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('treats a missing blob as absent, and removing it as done', async () => {
+    const store = createDiskSourceStore(dir);
+    const key = mintSourceKey('app', 2);
+    expect(store.size(key)).toBeUndefined();
+    expect(store.open(key)).toBeUndefined();
+    await expect(store.remove(key)).resolves.toBeUndefined();
+  });
+
+  it('keeps streaming a blob removed after it was opened', async () => {
+    const store = createDiskSourceStore(dir);
+    const key = mintSourceKey('app', 3);
+    await store.put(key, Buffer.from('payload'));
+    const stream = store.open(key) as Readable;
+    await store.remove(key);
+    expect((await readAll(stream)).toString()).toBe('payload');
+  });
+
+  it('refuses keys that are not source keys before touching the filesystem', async () => {
+    const store = createDiskSourceStore(dir);
+    writeFileSync(join(root, 'secret.tar.gz'), 'secret');
+    const tricks = [
+      '../secret',
+      '/etc/passwd',
+      'app.v1.x',
+      `app.v1.${'a'.repeat(32)}/../../secret`,
+      '',
+    ];
+    for (const key of tricks) {
+      await expectAppError(
+        () => store.put(key, Buffer.from('x')),
+        400,
+        'bad_request',
+        'invalid source key',
+      );
+      await expectAppError(() => store.remove(key), 400, 'bad_request', 'invalid source key');
+      expect(store.open(key)).toBeUndefined();
+      expect(store.size(key)).toBeUndefined();
+    }
+    expect(readdirSync(dir)).toEqual([]);
+    expect(existsSync(join(root, 'secret.tar.gz'))).toBe(true);
+  });
+
+  it('replaces a blob whole and sweeps temp files a crash left behind', async () => {
+    const key = mintSourceKey('app', 4);
+    const first = createDiskSourceStore(dir);
+    await first.put(key, Buffer.from('one'));
+    await first.put(key, Buffer.from('two, longer'));
+    expect(first.size(key)).toBe('two, longer'.length);
+    const leftover = join(dir, `.${key}.deadbeef0000.tmp`);
+    writeFileSync(leftover, 'half a blob');
+    createDiskSourceStore(dir);
+    expect(existsSync(leftover)).toBe(false);
+    expect(readdirSync(dir)).toEqual([`${key}.tar.gz`]);
+  });
+
+  it('fails a put loudly when the directory is gone, leaving nothing behind', async () => {
+    const store = createDiskSourceStore(dir);
+    rmSync(dir, { recursive: true });
+    await expect(store.put(mintSourceKey('app', 5), Buffer.from('x'))).rejects.toMatchObject({
+      code: 'ENOENT',
+    });
+  });
+});
+
+async function readAll(stream: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}

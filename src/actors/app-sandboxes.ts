@@ -1,0 +1,157 @@
+/**
+ * The runtime-facing half of a supervisor: the sandboxes one app holds, the runtime calls the
+ * machine asks for, and the app's log ring. Results go back through `send` as machine events;
+ * nothing here decides what happens next.
+ */
+import type { AppMachineEvent } from '../machines/app-machine.js';
+import { describeExit } from '../machines/app-status.js';
+import type { Store } from '../persistence/store.js';
+import {
+  AppExitError,
+  RuntimeError,
+  type AppExit,
+  type LogLine,
+  type Runtime,
+  type Sandbox,
+} from '../runtime/runtime.js';
+import { LogRing } from './log-ring.js';
+import { planStart } from './start-plan.js';
+import { errorMessage, type Log } from './types.js';
+
+export interface SandboxDeps {
+  store: Store;
+  runtime: Runtime;
+  now: () => number;
+  log: Log;
+  /** Delivers a result to the app's machine (a no-op once the machine is gone). */
+  send: (event: AppMachineEvent) => void;
+  /** True once the app is deleted or the server stops: late sandboxes are reaped, not offered. */
+  halted: () => boolean;
+  /** Runs a runtime callback so that a throw is logged, never thrown into the runtime. */
+  guard: (what: string, fn: () => void) => void;
+}
+
+export class AppSandboxes {
+  private readonly held = new Map<string, Sandbox>();
+  private readonly reaps = new Set<Promise<void>>();
+  private readonly ring = new LogRing();
+
+  constructor(
+    private readonly appId: string,
+    private readonly deps: SandboxDeps,
+  ) {}
+
+  get(id: string | null): Sandbox | undefined {
+    return id === null ? undefined : this.held.get(id);
+  }
+
+  logs(): LogLine[] {
+    return this.ring.all();
+  }
+
+  /** Configuration checks before any sandbox exists; they repeat identically on every retry. */
+  prepare(attempt: number, version: number): void {
+    const plan = planStart(this.deps.store, this.deps.runtime, this.appId, version);
+    this.deps.send(
+      plan.ok
+        ? { type: 'PREPARED', attempt }
+        : { type: 'PREPARE_FAILED', attempt, reason: plan.reason, message: plan.message },
+    );
+  }
+
+  async claim(attempt: number, version: number): Promise<void> {
+    const { send, now } = this.deps;
+    const plan = planStart(this.deps.store, this.deps.runtime, this.appId, version);
+    if (!plan.ok) {
+      return send({
+        type: 'CLAIM_FAILED',
+        attempt,
+        transient: false,
+        message: plan.message,
+        at: now(),
+      });
+    }
+    let sandbox: Sandbox;
+    try {
+      sandbox = await this.deps.runtime.claim(plan.template, this.appId);
+    } catch (err) {
+      const transient = err instanceof RuntimeError && err.transient;
+      return send({
+        type: 'CLAIM_FAILED',
+        attempt,
+        transient,
+        message: errorMessage(err),
+        at: now(),
+      });
+    }
+    this.adopt(sandbox);
+    // Deleted or shut down meanwhile: nothing will ever route to it.
+    if (this.deps.halted()) return this.reap(sandbox.id);
+    send({ type: 'CLAIMED', attempt, sandboxId: sandbox.id });
+  }
+
+  async inject(attempt: number, version: number, sandboxId: string): Promise<void> {
+    const { send } = this.deps;
+    const sandbox = this.held.get(sandboxId);
+    if (!sandbox) return; // reaped: the attempt was superseded
+    const plan = planStart(this.deps.store, this.deps.runtime, this.appId, version);
+    if (!plan.ok) return send({ type: 'START_FAILED', attempt, message: plan.message });
+    try {
+      await this.deps.runtime.inject(sandbox, plan.spec);
+      send({ type: 'HEALTHY', attempt, at: this.deps.now() });
+    } catch (err) {
+      // The exit may have been heard already through onExit, and the sandbox released.
+      if (err instanceof AppExitError) {
+        if (this.held.has(sandboxId)) this.exited(sandboxId, err.exit);
+      } else {
+        send({ type: 'START_FAILED', attempt, message: errorMessage(err) });
+      }
+    }
+  }
+
+  /** Stops the sandbox in the background; `settle` waits for it. Unknown ids are a no-op. */
+  reap(sandboxId: string): void {
+    const sandbox = this.held.get(sandboxId);
+    if (!sandbox) return; // restored ids died with the old process; others are reaped already
+    this.held.delete(sandboxId);
+    const done: Promise<void> = Promise.resolve()
+      .then(() => this.deps.runtime.reap(sandbox))
+      .catch((err: unknown) => {
+        this.deps.log('warn', 'reap failed', {
+          app: this.appId,
+          sandbox: sandboxId,
+          err: errorMessage(err),
+        });
+      })
+      .then(() => void this.reaps.delete(done));
+    this.reaps.add(done);
+  }
+
+  reapAll(): void {
+    for (const id of [...this.held.keys()]) this.reap(id);
+  }
+
+  async settle(): Promise<void> {
+    await Promise.all([...this.reaps]);
+  }
+
+  private adopt(sandbox: Sandbox): void {
+    const { guard } = this.deps;
+    this.held.set(sandbox.id, sandbox);
+    sandbox.onLog((line) => guard('log', () => this.ring.push(line)));
+    sandbox.onExit((exit) =>
+      guard('exit', () => {
+        // Sandboxes we reaped ourselves are expected to exit.
+        if (this.held.has(sandbox.id)) this.exited(sandbox.id, exit);
+      }),
+    );
+  }
+
+  private exited(sandboxId: string, exit: AppExit): void {
+    const lastLines = exit.lastLines.length > 0 ? exit.lastLines : this.ring.tail(20);
+    const time = new Date(this.deps.now()).toISOString();
+    this.ring.push({ time, stream: 'system', text: `app exited with ${describeExit(exit)}` });
+    const { code, signal } = exit;
+    this.deps.send({ type: 'APP_EXITED', sandboxId, code, signal, lastLines, at: this.deps.now() });
+  }
+}

@@ -1,0 +1,210 @@
+/**
+ * The registry: one root actor per app, in a Map (design.md §2-3). HTTP and MCP commands reach an
+ * app only through its actor's mailbox, so two deploys of one name never interleave, and one app's
+ * failure never touches another.
+ */
+import {
+  DEFAULT_POLICY,
+  type AppInput,
+  type AppPolicy,
+  type AppState,
+  type Initiator,
+} from '../machines/app-machine.js';
+import type { AppRecord } from '../persistence/store.js';
+import type { LogLine, Sandbox } from '../runtime/runtime.js';
+import { AppEventBus, lifecycleEvent } from './app-events.js';
+import { inputFor, restore, stateOf, type AppSnapshot } from './app-snapshot.js';
+import { AppSupervisor } from './supervisor.js';
+import {
+  consoleLog,
+  errorMessage,
+  type AppEvent,
+  type AppEventListener,
+  type Log,
+  type RegistryDeps,
+  type WaitOptions,
+} from './types.js';
+
+export type { AppEvent, AppEventListener, RegistryDeps, WaitOptions } from './types.js';
+
+/** Where a deploy, resume or wake stops waiting: the app got somewhere it will stay. */
+const SETTLED: ReadonlySet<AppState> = new Set(['Ready', 'Failed', 'Suspended', 'Deleted']);
+
+export class AppRegistry {
+  private readonly apps = new Map<string, AppSupervisor>();
+  private readonly bus: AppEventBus;
+  private readonly now: () => number;
+  private readonly log: Log;
+  private readonly policy: AppPolicy;
+  private readonly waitMs: number;
+
+  constructor(private readonly deps: RegistryDeps) {
+    this.now = deps.now ?? (() => Date.now());
+    this.log = deps.log ?? consoleLog;
+    this.bus = new AppEventBus(this.log);
+    this.policy = { ...DEFAULT_POLICY, ...deps.policy };
+    this.waitMs = deps.deployWaitMs ?? 10_000;
+  }
+
+  /** Rehydrates every stored app: Ready and in-flight apps come back serving; others stay put. */
+  async start(): Promise<void> {
+    for (const row of this.deps.store.listApps({}).items) {
+      if (this.apps.has(row.id)) continue; // already running (start called twice)
+      try {
+        this.rehydrate(row);
+      } catch (err) {
+        this.log('error', 'could not restore app', { app: row.id, err: errorMessage(err) });
+      }
+    }
+  }
+
+  /** Stops every actor without touching rows or phases: the next start picks them up. */
+  async stop(): Promise<void> {
+    const all = [...this.apps.values()];
+    this.apps.clear();
+    for (const app of all) app.stop();
+    await Promise.all(all.map((app) => app.settle()));
+  }
+
+  /** Deploys a stored version; resolves when Ready or Failed, or at `waitMs` with the record then. */
+  async deploy(appId: string, version: number, opts: WaitOptions = {}): Promise<AppRecord> {
+    const row = this.requireRow(appId);
+    const input = inputFor(row, version, this.policy);
+    let app = this.live(appId);
+    if (app) app.send({ type: 'DEPLOY', version, ttlMs: input.ttlMs }, 'user');
+    else app = this.spawn(row, input, undefined, 'user');
+    const mine = app.snapshot().context.deploys;
+    await app.waitFor(
+      (s) => s.context.deploys !== mine || SETTLED.has(stateOf(s)),
+      opts.waitMs ?? this.waitMs,
+    );
+    return this.rowOf(app);
+  }
+
+  async suspend(appId: string): Promise<AppRecord> {
+    const app = this.live(appId);
+    app?.send({ type: 'SUSPEND' }, 'user');
+    return app ? this.rowOf(app) : this.requireRow(appId);
+  }
+
+  async resume(appId: string, opts: WaitOptions = {}): Promise<AppRecord> {
+    const app = this.live(appId);
+    if (!app) return this.requireRow(appId);
+    app.send({ type: 'RESUME' }, 'user');
+    await app.waitFor((s) => SETTLED.has(stateOf(s)), opts.waitMs ?? this.waitMs);
+    return this.rowOf(app);
+  }
+
+  /** Reaps everything, removes the rows, then the source blobs best-effort. */
+  async delete(appId: string): Promise<void> {
+    const app = this.apps.get(appId);
+    this.apps.delete(appId);
+    if (app?.alive) app.send({ type: 'DELETE' }, 'user');
+    else this.announceDelete(appId);
+    await app?.settle();
+    const versions = this.deps.store.deleteApp(appId);
+    await Promise.all(
+      versions.map((v) =>
+        this.deps.sourceStore.remove(v.sourceKey).catch((err: unknown) => {
+          const extra = { app: appId, key: v.sourceKey, err: errorMessage(err) };
+          this.log('warn', 'could not remove a source blob', extra);
+        }),
+      ),
+    );
+  }
+
+  /** The sandbox serving the app, for the router: wakes a Suspended app and waits until Ready. */
+  async route(appId: string, opts: WaitOptions = {}): Promise<Sandbox | undefined> {
+    const app = this.live(appId);
+    if (!app) return undefined;
+    const serving = app.serving();
+    if (serving) return serving;
+    const state = stateOf(app.snapshot());
+    if (state === 'Failed') return undefined;
+    if (state === 'Suspended') app.send({ type: 'WAKE' }, 'system');
+    const s = await app.waitFor(
+      (s) => s.context.serving !== null || SETTLED.has(stateOf(s)),
+      opts.waitMs ?? this.waitMs,
+    );
+    return s.status === 'active' ? app.serving() : undefined;
+  }
+
+  /** The serving sandbox now, without waking or waiting. */
+  serving(appId: string): Sandbox | undefined {
+    return this.live(appId)?.serving();
+  }
+
+  /** A request went through: pushes the idle deadline. Memory only; the machine reads it when due. */
+  touch(appId: string): void {
+    this.apps.get(appId)?.touch();
+  }
+
+  logs(appId: string): LogLine[] {
+    return this.apps.get(appId)?.logs() ?? [];
+  }
+
+  /** Lifecycle events of every app; returns the unsubscribe function. */
+  on(listener: AppEventListener): () => void {
+    return this.bus.on(listener);
+  }
+
+  private rehydrate(row: AppRecord): void {
+    const latest = this.deps.store.listVersions(row.id)[0]?.version ?? 0;
+    const input = inputFor(row, row.currentVersion > 0 ? row.currentVersion : latest, this.policy);
+    const { snapshot, problem } = restore(row, input);
+    if (problem) this.log('warn', problem, { app: row.id });
+    if (snapshot) this.spawn(row, input, snapshot).send({ type: 'RESTORE', at: this.now() });
+    // Acknowledged but never started (the server died first): deploy it now.
+    else if (input.version > 0) this.spawn(row, input);
+  }
+
+  private spawn(
+    row: AppRecord,
+    input: AppInput,
+    snapshot?: AppSnapshot,
+    initiator?: Initiator,
+  ): AppSupervisor {
+    const deps = {
+      store: this.deps.store,
+      runtime: this.deps.runtime,
+      url: this.deps.appUrl(row.name),
+      now: this.now,
+      log: this.log,
+      publish: (event: AppEvent) => this.bus.publish(event),
+    };
+    const app = new AppSupervisor(row.id, deps, input, snapshot, initiator);
+    this.apps.set(row.id, app);
+    return app;
+  }
+
+  private live(appId: string): AppSupervisor | undefined {
+    const app = this.apps.get(appId);
+    return app?.alive ? app : undefined;
+  }
+
+  private requireRow(appId: string): AppRecord {
+    const row = this.deps.store.getApp(appId);
+    if (!row) throw new Error(`app ${appId} is not stored`);
+    return row;
+  }
+
+  private rowOf(app: AppSupervisor): AppRecord {
+    const row = this.deps.store.getApp(app.appId) ?? app.record();
+    if (!row) throw new Error(`app ${app.appId} is not stored`);
+    return row;
+  }
+
+  /** An app with no live actor (never started, or broken) still tells the world it is gone. */
+  private announceDelete(appId: string): void {
+    const row = this.deps.store.getApp(appId);
+    if (!row) return;
+    const facts = {
+      ...row,
+      appId,
+      owner: row.ownerId,
+      phase: 'Deleted' as const,
+      version: row.currentVersion,
+    };
+    this.bus.publish(lifecycleEvent('delete', facts, 'user', this.now()));
+  }
+}

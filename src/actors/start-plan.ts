@@ -1,0 +1,50 @@
+import type { Store } from '../persistence/store.js';
+import type { InjectSpec, Runtime } from '../runtime/runtime.js';
+
+/** What starting one version of an app needs, or why it cannot start before any sandbox exists. */
+export type StartPlan =
+  { ok: true; template: string; spec: InjectSpec } | { ok: false; reason: string; message: string };
+
+/**
+ * Built from the store rows each time it is needed, so a restart or a wake starts exactly what the
+ * rows say. Configuration gaps repeat identically on every retry (design.md §3).
+ */
+export function planStart(
+  store: Store,
+  runtime: Runtime,
+  appId: string,
+  version: number,
+): StartPlan {
+  const app = store.getApp(appId);
+  if (!app) return { ok: false, reason: 'NotFound', message: `app ${appId} has no stored record` };
+  const row = store.getVersion(appId, version);
+  if (!row) {
+    return {
+      ok: false,
+      reason: 'UnknownVersion',
+      message: `version ${version} of ${appId} is not stored (it may have been pruned); deploy again`,
+    };
+  }
+  if (!runtime.templates.includes(row.template)) {
+    return {
+      ok: false,
+      reason: 'UnknownTemplate',
+      message:
+        `template "${row.template}" is not available on the ${runtime.backend} runtime ` +
+        `(available: ${runtime.templates.join(', ') || 'none'}); set the runtime template to one of them`,
+    };
+  }
+  return {
+    ok: true,
+    template: row.template,
+    spec: {
+      appId,
+      version,
+      sourceKey: row.sourceKey,
+      template: row.template,
+      entrypoint: row.entrypoint ?? app.entrypoint,
+      env: app.env,
+      allowedHosts: app.allowedHosts,
+    },
+  };
+}

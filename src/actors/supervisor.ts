@@ -1,0 +1,194 @@
+/**
+ * One app's supervisor: runs its machine as a root actor, performs the effects the machine emits
+ * (runtime work through AppSandboxes, timers at the machine's absolute deadlines), and stores every
+ * transition. Nothing here may throw into xstate or the runtime (a throwing listener kills Node), so
+ * every callback is guarded and the actor is always subscribed with an error handler.
+ */
+import { createActor, type Actor } from 'xstate';
+import {
+  appMachine,
+  type AppEffect,
+  type AppInput,
+  type AppMachineEvent,
+  type Initiator,
+} from '../machines/app-machine.js';
+import type { AppRecord, Store } from '../persistence/store.js';
+import type { LogLine, Runtime, Sandbox } from '../runtime/runtime.js';
+import { AppSandboxes } from './app-sandboxes.js';
+import { lifecycleEvent } from './app-events.js';
+import { AppRowWriter } from './app-row.js';
+import type { AppSnapshot } from './app-snapshot.js';
+import { DeadlineTimers } from './timers.js';
+import { waitForSnapshot } from './wait-for.js';
+import { errorMessage, type AppEvent, type Log } from './types.js';
+
+export interface SupervisorDeps {
+  store: Store;
+  runtime: Runtime;
+  url: string;
+  now: () => number;
+  log: Log;
+  publish: (event: AppEvent) => void;
+}
+
+export class AppSupervisor {
+  private readonly actor: Actor<typeof appMachine>;
+  private readonly sandboxes: AppSandboxes;
+  private readonly timers: DeadlineTimers;
+  private lastRequestAt: number | undefined;
+  private readonly row: AppRowWriter;
+  /** Who caused the transition being processed, for the `initiator` of its events. */
+  private cause: Initiator;
+  private halted = false;
+
+  constructor(
+    readonly appId: string,
+    private readonly deps: SupervisorDeps,
+    input: AppInput,
+    snapshot?: AppSnapshot,
+    initiator: Initiator = 'system',
+  ) {
+    this.cause = initiator;
+    this.row = new AppRowWriter(deps.store, appId, deps.url);
+    this.timers = new DeadlineTimers(deps.now);
+    const guard = (what: string, fn: () => void) => this.guard(what, fn);
+    const send = (e: AppMachineEvent) => this.send(e);
+    this.sandboxes = new AppSandboxes(appId, { ...deps, send, halted: () => this.halted, guard });
+    this.actor = createActor(appMachine, snapshot ? { input, snapshot } : { input });
+    this.actor.on('*', (effect) => this.guard('effect', () => this.perform(effect)));
+    this.actor.subscribe({
+      next: (s) => this.guard('persist', () => this.persist(s)),
+      error: (err) => this.guard('actor error', () => this.broke(err)),
+    });
+    this.actor.start();
+    this.cause = 'system';
+  }
+
+  /** False once deleted, stopped or broken; the registry then starts a new actor on demand. */
+  get alive(): boolean {
+    return !this.halted;
+  }
+
+  snapshot(): AppSnapshot {
+    return this.actor.getSnapshot();
+  }
+
+  /** A command or a result, through the actor's mailbox: one at a time, in order. */
+  send(event: AppMachineEvent, initiator: Initiator = 'system'): void {
+    if (this.halted) return;
+    this.cause = initiator;
+    try {
+      this.actor.send(event);
+    } finally {
+      this.cause = 'system';
+    }
+  }
+
+  serving(): Sandbox | undefined {
+    return this.halted ? undefined : this.sandboxes.get(this.snapshot().context.serving);
+  }
+
+  touch(): void {
+    this.lastRequestAt = this.deps.now();
+  }
+
+  logs(): LogLine[] {
+    return this.sandboxes.logs();
+  }
+
+  /** The row as last written, for callers that outlive it (delete). */
+  record(): AppRecord | undefined {
+    return this.row.last();
+  }
+
+  /** Resolves with the snapshot once `done` holds, the actor ends, or `waitMs` passes. */
+  waitFor(done: (s: AppSnapshot) => boolean, waitMs: number): Promise<AppSnapshot> {
+    return this.halted
+      ? Promise.resolve(this.snapshot())
+      : waitForSnapshot(this.actor, done, waitMs);
+  }
+
+  /** Waits for the reaps already asked for. */
+  settle(): Promise<void> {
+    return this.sandboxes.settle();
+  }
+
+  /** Server shutdown: timers off, the actor stopped, the row left as it is for the next start. */
+  stop(): void {
+    this.halted = true;
+    this.timers.clear();
+    this.actor.stop();
+  }
+
+  private perform(effect: AppEffect): void {
+    const { sandboxes } = this;
+    switch (effect.type) {
+      case 'prepare':
+        // Next turn: the Pending row is stored and visible before the checks answer.
+        setImmediate(() =>
+          this.guard('prepare', () => sandboxes.prepare(effect.attempt, effect.version)),
+        );
+        return;
+      case 'claim':
+        void sandboxes.claim(effect.attempt, effect.version);
+        return;
+      case 'inject':
+        void sandboxes.inject(effect.attempt, effect.version, effect.sandboxId);
+        return;
+      case 'reap':
+        return sandboxes.reap(effect.sandboxId);
+      case 'arm':
+        return this.timers.arm(effect.timer, effect.at, () =>
+          this.guard('timer', () => this.fire(effect)),
+        );
+      case 'cancel':
+        return this.timers.cancel(effect.timer);
+      case 'notify':
+        return this.publish(effect.kind, effect.initiator);
+    }
+  }
+
+  private fire(timer: Extract<AppEffect, { type: 'arm' }>): void {
+    // The machine compares the deadline with the last request itself: touch() stays a field write.
+    if (timer.timer === 'retry') this.send({ type: 'RETRY', attempt: timer.attempt });
+    else
+      this.send({ type: 'IDLE_TIMEOUT', at: this.deps.now(), lastRequestAt: this.lastRequestAt });
+  }
+
+  private persist(snapshot: AppSnapshot): void {
+    if (snapshot.status === 'active') {
+      if (this.row.write(snapshot)) this.publish('phase', this.cause);
+      return;
+    }
+    // Deleted: the registry removes the row; late claims are reaped as they land.
+    this.halted = true;
+    this.timers.clear();
+  }
+
+  private publish(kind: AppEvent['kind'], initiator: Initiator): void {
+    const { context, value: phase } = this.snapshot();
+    const { version, reason, message } = context;
+    const facts = { appId: this.appId, owner: this.row.owner(), phase, version, reason, message };
+    this.deps.publish(lifecycleEvent(kind, facts, initiator, this.deps.now()));
+  }
+
+  /** The machine threw: this app stops, shows why, and releases its sandboxes; others go on. */
+  private broke(err: unknown): void {
+    this.halted = true;
+    this.timers.clear();
+    this.deps.log('error', 'app actor failed', { app: this.appId, err: errorMessage(err) });
+    this.sandboxes.reapAll();
+    this.row.fail(`internal error: ${errorMessage(err)}; deploy again to recover`);
+  }
+
+  private guard(what: string, fn: () => void): void {
+    try {
+      fn();
+    } catch (err) {
+      this.deps.log('error', `app supervisor: ${what} failed`, {
+        app: this.appId,
+        err: errorMessage(err),
+      });
+    }
+  }
+}

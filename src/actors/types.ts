@@ -1,0 +1,57 @@
+import type { AppPolicy } from '../machines/app-machine.js';
+import type { Phase, Store } from '../persistence/store.js';
+import type { Runtime } from '../runtime/runtime.js';
+import type { SourceStore } from '../sources/source-store.js';
+
+export type LogLevel = 'info' | 'warn' | 'error';
+export type Log = (level: LogLevel, msg: string, extra?: object) => void;
+
+/** A lifecycle event of one app, for SSE (/api/events), the audit trail and metrics. */
+export interface AppEvent {
+  kind: 'phase' | 'deploy' | 'delete' | 'suspend' | 'resume';
+  app_id: string;
+  owner: string;
+  /** `Deleted` only on the `delete` event: the app is gone. */
+  phase: Phase | 'Deleted';
+  version?: number;
+  reason: string;
+  message: string;
+  /** ISO 8601 UTC. */
+  time: string;
+  /** `system` for idle suspend and wake-by-request. */
+  initiator: 'user' | 'system';
+}
+
+export type AppEventListener = (event: AppEvent) => void;
+
+export interface RegistryDeps {
+  store: Store;
+  runtime: Runtime;
+  sourceStore: SourceStore;
+  appUrl: (name: string) => string;
+  now?: () => number;
+  log?: Log;
+  /** How long deploy/resume/route wait for Ready by default. */
+  deployWaitMs?: number;
+  /** Retry and restart budgets; tests shorten them. */
+  policy?: Partial<AppPolicy>;
+}
+
+export interface WaitOptions {
+  waitMs?: number;
+}
+
+/** A console logger for when the server gives none: errors must never vanish silently. */
+export const consoleLog: Log = (level, msg, extra) => {
+  const line = extra ? `${msg} ${JSON.stringify(extra, errorJson)}` : msg;
+  if (level === 'info') console.log(line);
+  else console.error(`[${level}] ${line}`);
+};
+
+function errorJson(_key: string, value: unknown): unknown {
+  return value instanceof Error ? { name: value.name, message: value.message } : value;
+}
+
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

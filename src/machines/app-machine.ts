@@ -1,0 +1,161 @@
+/**
+ * The app machine (design.md §3): one per app, pure. It decides and records; the supervisor in
+ * src/actors performs what it emits (prepare, claim, inject, reap, arm/cancel timers, notify) and
+ * sends the results back as events. Every deadline is an absolute time in context, so a persisted
+ * snapshot can be re-armed after a restart.
+ *
+ * Results of a superseded attempt (a newer deploy, restart, wake or restore) fail `isCurrent` and
+ * fall through to the root, which reaps a late claim's sandbox and ignores the rest.
+ */
+import type { StatusReason } from './app-status.js';
+import { appSetup } from './app-setup.js';
+import { initialContext, type Initiator } from './app-types.js';
+
+export { appSetup } from './app-setup.js';
+export * from './app-types.js';
+export { DEFAULT_POLICY, DEFAULT_TTL_MS, type AppPolicy } from './app-policy.js';
+
+const show = (reason: StatusReason) => ({ type: 'show', params: { reason } }) as const;
+const announce = (kind: 'deploy' | 'delete' | 'suspend' | 'resume', initiator: Initiator) =>
+  ({ type: 'announce', params: { kind, initiator } }) as const;
+
+const restore = ['forgetRuntime', 'newAttempt', 'requestClaim', show('Restoring')] as const;
+
+export const appMachine = appSetup.createMachine({
+  id: 'app',
+  context: ({ input }) => initialContext(input),
+  initial: 'Pending',
+  on: {
+    // From any phase. A Ready app's sandbox keeps serving until the new version is Ready.
+    DEPLOY: {
+      target: '.Pending',
+      reenter: true,
+      actions: ['releaseSandbox', 'beginDeploy', 'newAttempt'],
+    },
+    DELETE: { target: '.Deleted' },
+    // Late results of superseded attempts.
+    CLAIMED: { actions: ['forgetClaim', 'reapStray'] },
+    CLAIM_FAILED: { actions: ['forgetClaim'] },
+    // The old version died while the new one is on its way: nothing left to route to meanwhile.
+    APP_EXITED: { guard: 'isServing', actions: ['releaseServing'] },
+  },
+  states: {
+    Pending: {
+      entry: [show('Queued'), 'requestPrepare', announce('deploy', 'user')],
+      on: {
+        PREPARED: {
+          guard: 'isCurrent',
+          target: 'Claiming',
+          actions: ['requestClaim', show('Claiming')],
+        },
+        PREPARE_FAILED: { guard: 'isCurrent', target: 'Failed', actions: [show('Prepare')] },
+        RESTORE: { actions: ['forgetRuntime', 'newAttempt', 'requestPrepare'] },
+      },
+    },
+    Claiming: {
+      exit: ['cancelRetry'],
+      on: {
+        CLAIMED: {
+          guard: 'isCurrent',
+          target: 'Starting',
+          actions: ['forgetClaim', 'holdSandbox', 'requestInject', show('Starting')],
+        },
+        CLAIM_FAILED: [
+          {
+            guard: 'canRetryClaim',
+            actions: ['forgetClaim', 'scheduleClaimRetry', show('ClaimRetrying')],
+          },
+          { guard: 'isCurrent', target: 'Failed', actions: ['forgetClaim', show('ClaimFailed')] },
+        ],
+        RETRY: { guard: 'isRetryDue', actions: ['requestClaim', show('Claiming')] },
+        RESTORE: [
+          { guard: 'isRetryPending', actions: ['forgetRuntime', 'rearmRetry'] },
+          { actions: restore },
+        ],
+      },
+    },
+    Starting: {
+      exit: ['cancelRetry'],
+      on: {
+        HEALTHY: {
+          guard: 'isCurrent',
+          target: 'Ready',
+          actions: ['promoteSandbox', 'armIdle', show('Running')],
+        },
+        START_FAILED: { guard: 'isCurrent', target: 'Failed', actions: [show('StartFailed')] },
+        // Exited before it ever answered: fail at once, no restart loop hides a broken app.
+        APP_EXITED: { guard: 'isStartingSandbox', target: 'Failed', actions: [show('AppExited')] },
+        // The restart backoff after a crash is over.
+        RETRY: {
+          guard: 'isRetryDue',
+          target: 'Claiming',
+          actions: ['requestClaim', show('Claiming')],
+        },
+        RESTORE: [
+          { guard: 'isRetryPending', actions: ['forgetRuntime', 'rearmRetry'] },
+          { target: 'Claiming', actions: restore },
+        ],
+      },
+    },
+    Ready: {
+      exit: ['cancelIdle'],
+      on: {
+        APP_EXITED: [
+          {
+            guard: 'canRestart',
+            target: 'Starting',
+            actions: [
+              'recordCrash',
+              'releaseServing',
+              'newAttempt',
+              'scheduleRestart',
+              show('Restarting'),
+            ],
+          },
+          { guard: 'isServing', target: 'Failed', actions: ['recordCrash', show('CrashLoop')] },
+        ],
+        IDLE_TIMEOUT: [
+          {
+            guard: 'idleElapsed',
+            target: 'Suspended',
+            actions: [show('Idle'), announce('suspend', 'system')],
+          },
+          { actions: ['extendIdle'] },
+        ],
+        SUSPEND: { target: 'Suspended', actions: [show('Suspended'), announce('suspend', 'user')] },
+        RESTORE: [
+          {
+            guard: 'idleElapsed',
+            target: 'Suspended',
+            actions: ['forgetRuntime', show('Idle'), announce('suspend', 'system')],
+          },
+          { target: 'Claiming', actions: restore },
+        ],
+      },
+    },
+    Suspended: {
+      entry: ['releaseSandbox', 'releaseServing'],
+      on: {
+        WAKE: {
+          target: 'Claiming',
+          actions: ['newAttempt', 'requestClaim', show('Waking'), announce('resume', 'system')],
+        },
+        RESUME: {
+          target: 'Claiming',
+          actions: ['newAttempt', 'requestClaim', show('Waking'), announce('resume', 'user')],
+        },
+      },
+    },
+    // Nothing runs when Failed, not even a previous version: the phase and the route must agree.
+    // Only DEPLOY (or DELETE) leaves it; a configuration gap would fail again identically.
+    Failed: {
+      entry: ['releaseSandbox', 'releaseServing'],
+    },
+    Deleted: {
+      type: 'final',
+      entry: ['releaseSandbox', 'releaseServing', announce('delete', 'user')],
+    },
+  },
+});
+
+export type AppMachine = typeof appMachine;

@@ -1,0 +1,163 @@
+/**
+ * The app machine's named guards and actions. Actions only record and `emit` effects; none waits
+ * or does I/O, so `createTestModel` can walk the chart (design.md §3).
+ */
+import { assertEvent, assign, emit, enqueueActions, setup } from 'xstate';
+import { backoff, crashesWith } from './app-policy.js';
+import { describe, type StatusReason } from './app-status.js';
+import type { AppContext, AppEffect, AppInput, AppMachineEvent, Initiator } from './app-types.js';
+
+type Args = { context: AppContext; event: AppMachineEvent };
+type Announce = { kind: 'deploy' | 'delete' | 'suspend' | 'resume'; initiator: Initiator };
+
+const isCurrent = ({ context, event }: Args): boolean =>
+  'attempt' in event && event.attempt === context.attempt;
+
+const sandboxOf = (event: AppMachineEvent): string | undefined =>
+  event.type === 'APP_EXITED' ? event.sandboxId : undefined;
+
+/** When the app goes idle: the stored deadline, pushed by the last request the router saw. */
+const idleDeadline = ({ context, event }: Args): number | null => {
+  if (context.idleAt === null) return null;
+  const last = event.type === 'IDLE_TIMEOUT' ? event.lastRequestAt : undefined;
+  return last === undefined ? context.idleAt : Math.max(context.idleAt, last + context.ttlMs);
+};
+
+export const appSetup = setup({
+  types: {
+    context: {} as AppContext,
+    events: {} as AppMachineEvent,
+    input: {} as AppInput,
+    emitted: {} as AppEffect,
+  },
+  guards: {
+    isCurrent,
+    canRetryClaim: (args) =>
+      isCurrent(args) &&
+      args.event.type === 'CLAIM_FAILED' &&
+      args.event.transient &&
+      args.context.claimTries < args.context.policy.maxClaimRetries,
+    isRetryDue: (args) => isCurrent(args) && args.context.retryAt !== null,
+    isRetryPending: ({ context }) => context.retryAt !== null,
+    isServing: ({ context, event }) =>
+      context.serving !== null && sandboxOf(event) === context.serving,
+    isStartingSandbox: ({ context, event }) =>
+      context.sandbox !== null && sandboxOf(event) === context.sandbox,
+    canRestart: ({ context, event }) => {
+      if (event.type !== 'APP_EXITED' || event.sandboxId !== context.serving) return false;
+      const { crashLimit, crashWindowMs } = context.policy;
+      return crashesWith(context.crashes, event.at, crashWindowMs).length < crashLimit;
+    },
+    idleElapsed: (args) => {
+      const deadline = idleDeadline(args);
+      return deadline !== null && 'at' in args.event && deadline <= args.event.at;
+    },
+  },
+  actions: {
+    show: assign(({ context, event }, params: { reason: StatusReason }) =>
+      describe(params.reason, context, event),
+    ),
+    announce: emit((_, params: Announce) => ({ type: 'notify' as const, ...params })),
+    beginDeploy: assign(({ context, event }) => {
+      assertEvent(event, 'DEPLOY');
+      return {
+        version: event.version,
+        ttlMs: event.ttlMs,
+        deploys: context.deploys + 1,
+        crashes: [],
+      };
+    }),
+    newAttempt: enqueueActions(({ context, enqueue }) => {
+      if (context.retryAt !== null) enqueue.emit({ type: 'cancel', timer: 'retry' });
+      enqueue.assign({ attempt: context.attempt + 1, claimTries: 0, retryAt: null });
+    }),
+    requestPrepare: emit(({ context }) => ({
+      type: 'prepare' as const,
+      attempt: context.attempt,
+      version: context.version,
+    })),
+    requestClaim: enqueueActions(({ context, enqueue }) => {
+      enqueue.assign({ retryAt: null, claimsOwed: [...context.claimsOwed, context.attempt] });
+      enqueue.emit({ type: 'claim', attempt: context.attempt, version: context.version });
+    }),
+    forgetClaim: assign(({ context, event }) => {
+      assertEvent(event, ['CLAIMED', 'CLAIM_FAILED']);
+      return { claimsOwed: context.claimsOwed.filter((a) => a !== event.attempt) };
+    }),
+    reapStray: emit(({ event }) => {
+      assertEvent(event, 'CLAIMED');
+      return { type: 'reap' as const, sandboxId: event.sandboxId };
+    }),
+    scheduleClaimRetry: enqueueActions(({ context, event, enqueue }) => {
+      assertEvent(event, 'CLAIM_FAILED');
+      const tries = context.claimTries + 1;
+      const { claimRetryBaseMs, claimRetryMaxMs } = context.policy;
+      const at = event.at + backoff(claimRetryBaseMs, claimRetryMaxMs, tries);
+      enqueue.assign({ claimTries: tries, retryAt: at });
+      enqueue.emit({ type: 'arm', timer: 'retry', at, attempt: context.attempt });
+    }),
+    rearmRetry: emit(({ context }) => ({
+      type: 'arm' as const,
+      timer: 'retry' as const,
+      at: context.retryAt ?? 0,
+      attempt: context.attempt,
+    })),
+    cancelRetry: enqueueActions(({ context, enqueue }) => {
+      if (context.retryAt === null) return;
+      enqueue.emit({ type: 'cancel', timer: 'retry' });
+      enqueue.assign({ retryAt: null });
+    }),
+    holdSandbox: assign(({ event }) => {
+      assertEvent(event, 'CLAIMED');
+      return { sandbox: event.sandboxId };
+    }),
+    requestInject: emit(({ context }) => ({
+      type: 'inject' as const,
+      attempt: context.attempt,
+      version: context.version,
+      sandboxId: context.sandbox ?? '',
+    })),
+    promoteSandbox: enqueueActions(({ context, enqueue }) => {
+      if (context.serving !== null) enqueue.emit({ type: 'reap', sandboxId: context.serving });
+      enqueue.assign({ serving: context.sandbox, sandbox: null });
+    }),
+    releaseSandbox: enqueueActions(({ context, enqueue }) => {
+      if (context.sandbox !== null) enqueue.emit({ type: 'reap', sandboxId: context.sandbox });
+      enqueue.assign({ sandbox: null });
+    }),
+    releaseServing: enqueueActions(({ context, enqueue }) => {
+      if (context.serving !== null) enqueue.emit({ type: 'reap', sandboxId: context.serving });
+      enqueue.assign({ serving: null });
+    }),
+    /** After a server restart the old process's sandboxes and claims are gone with it. */
+    forgetRuntime: assign({ serving: null, sandbox: null, claimsOwed: [] }),
+    recordCrash: assign(({ context, event }) => {
+      assertEvent(event, 'APP_EXITED');
+      return { crashes: crashesWith(context.crashes, event.at, context.policy.crashWindowMs) };
+    }),
+    scheduleRestart: enqueueActions(({ context, event, enqueue }) => {
+      assertEvent(event, 'APP_EXITED');
+      const { restartBaseMs, restartMaxMs } = context.policy;
+      const at = event.at + backoff(restartBaseMs, restartMaxMs, context.crashes.length);
+      enqueue.assign({ retryAt: at });
+      enqueue.emit({ type: 'arm', timer: 'retry', at, attempt: context.attempt });
+    }),
+    armIdle: enqueueActions(({ context, event, enqueue }) => {
+      assertEvent(event, 'HEALTHY');
+      if (context.ttlMs <= 0) return; // ttl 0: never suspend
+      const at = event.at + context.ttlMs;
+      enqueue.assign({ idleAt: at });
+      enqueue.emit({ type: 'arm', timer: 'idle', at, attempt: context.attempt });
+    }),
+    extendIdle: enqueueActions(({ context, event, enqueue }) => {
+      const at = idleDeadline({ context, event }) ?? context.idleAt ?? 0;
+      enqueue.assign({ idleAt: at });
+      enqueue.emit({ type: 'arm', timer: 'idle', at, attempt: context.attempt });
+    }),
+    cancelIdle: enqueueActions(({ context, enqueue }) => {
+      if (context.idleAt === null) return;
+      enqueue.emit({ type: 'cancel', timer: 'idle' });
+      enqueue.assign({ idleAt: null });
+    }),
+  },
+});

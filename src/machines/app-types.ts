@@ -1,0 +1,104 @@
+/**
+ * The app machine's vocabulary: what it remembers (context), what it is told (events) and what it
+ * asks for (effects). Results from the runtime carry the `attempt` they answer, so the machine can
+ * tell a current result from one that a newer deploy, restart or wake has superseded.
+ */
+import type { AppPolicy } from './app-policy.js';
+
+/** The phases of spec §3 are the machine's states; `Deleted` is final and never stored. */
+export type AppState =
+  'Pending' | 'Claiming' | 'Starting' | 'Ready' | 'Suspended' | 'Failed' | 'Deleted';
+
+export type Initiator = 'user' | 'system';
+export type TimerKind = 'retry' | 'idle';
+
+export interface AppInput {
+  appId: string;
+  version: number;
+  ttlMs: number;
+  policy: AppPolicy;
+}
+
+export interface AppContext {
+  appId: string;
+  /** The version this app is deploying, or runs. */
+  version: number;
+  /** Counts DEPLOY events: a waiting caller sees its deploy was superseded when this moves on. */
+  deploys: number;
+  /** Id of the current start attempt (deploy, restart, wake, restore); results carry it. */
+  attempt: number;
+  ttlMs: number;
+  policy: AppPolicy;
+  /** The routable sandbox; it keeps serving while a redeploy is in flight. */
+  serving: string | null;
+  /** The claimed sandbox the current attempt is starting. */
+  sandbox: string | null;
+  /** Attempts whose claim the runtime still owes us; late ones are reaped when they land. */
+  claimsOwed: number[];
+  /** Failed claims in the current attempt. */
+  claimTries: number;
+  /** Absolute time of the pending claim retry or restart; the supervisor arms the timer. */
+  retryAt: number | null;
+  /** Absolute idle-suspend deadline while Ready. */
+  idleAt: number | null;
+  /** Times of recent crashes while Ready, for the crash-loop budget. */
+  crashes: number[];
+  reason: string;
+  message: string;
+}
+
+/** Why the app could not start, from the exit of its process. */
+export interface ExitFacts {
+  code: number | null;
+  signal: string | null;
+  lastLines: string[];
+}
+
+export type AppMachineEvent =
+  | { type: 'DEPLOY'; version: number; ttlMs: number }
+  | { type: 'PREPARED'; attempt: number }
+  | { type: 'PREPARE_FAILED'; attempt: number; reason: string; message: string }
+  | { type: 'CLAIMED'; attempt: number; sandboxId: string }
+  | { type: 'CLAIM_FAILED'; attempt: number; transient: boolean; message: string; at: number }
+  | { type: 'RETRY'; attempt: number }
+  | { type: 'HEALTHY'; attempt: number; at: number }
+  | { type: 'START_FAILED'; attempt: number; message: string }
+  | ({ type: 'APP_EXITED'; sandboxId: string; at: number } & ExitFacts)
+  | { type: 'IDLE_TIMEOUT'; at: number; lastRequestAt?: number }
+  | { type: 'SUSPEND' }
+  | { type: 'WAKE' }
+  | { type: 'RESUME' }
+  | { type: 'RESTORE'; at: number }
+  | { type: 'DELETE' };
+
+export type AppMachineEventType = AppMachineEvent['type'];
+
+/** Effects the supervisor performs; results come back as events. */
+export type AppEffect =
+  | { type: 'prepare'; attempt: number; version: number }
+  | { type: 'claim'; attempt: number; version: number }
+  | { type: 'inject'; attempt: number; version: number; sandboxId: string }
+  | { type: 'reap'; sandboxId: string }
+  | { type: 'arm'; timer: TimerKind; at: number; attempt: number }
+  | { type: 'cancel'; timer: TimerKind }
+  | { type: 'notify'; kind: 'deploy' | 'delete' | 'suspend' | 'resume'; initiator: Initiator };
+
+export function initialContext(input: AppInput): AppContext {
+  return {
+    appId: input.appId,
+    version: input.version,
+    deploys: 1,
+    attempt: 1,
+    ttlMs: input.ttlMs,
+    policy: input.policy,
+    serving: null,
+    sandbox: null,
+    claimsOwed: [],
+    claimTries: 0,
+    retryAt: null,
+    idleAt: null,
+    crashes: [],
+    reason: 'Queued',
+    message: `version ${input.version} queued`,
+  };
+}

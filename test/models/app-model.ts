@@ -1,0 +1,182 @@
+/**
+ * The model side of the app machine's model-based test: which events each state accepts (as
+ * labelled variants the real system can be made to produce), how a snapshot is abstracted so the
+ * graph stays finite, and how each label is concretized against a snapshot.
+ */
+import type { SnapshotFrom } from 'xstate';
+import type { AppContext, AppMachineEvent, AppState } from '../../src/machines/app-machine.js';
+import { appMachine } from '../../src/machines/app-machine.js';
+import { TEST_POLICY } from '../actors/harness.js';
+
+export type ModelSnapshot = SnapshotFrom<typeof appMachine>;
+export type Labelled = AppMachineEvent & { label: string };
+
+export const APP = 'm';
+export const INPUT = { appId: APP, version: 1, ttlMs: 1_000, policy: TEST_POLICY };
+/** The model's clock: every result arrives "now"; only idle deadlines are compared against it. */
+const AT = 1_000;
+export const EXIT = { code: 3, signal: null, lastLines: ['boom'] };
+export const PREPARE_MESSAGE =
+  'template "node" is not available on the local runtime (available: static); set the runtime template to one of them';
+
+interface Variant {
+  /** True when the real system can produce this event in this state. */
+  when: (state: AppState, c: AppContext) => boolean;
+  make: (c: AppContext) => AppMachineEvent;
+}
+
+const claiming = (s: AppState, c: AppContext) =>
+  s === 'Claiming' && c.claimsOwed.includes(c.attempt);
+const stale = (c: AppContext) => c.claimsOwed.find((a) => a !== c.attempt) ?? -1;
+const starting = (s: AppState, c: AppContext) => s === 'Starting' && c.sandbox !== null;
+const ready = (s: AppState) => s === 'Ready';
+const owedStale = (_s: AppState, c: AppContext) => stale(c) !== -1;
+
+export const VARIANTS: Record<string, Variant> = {
+  DEPLOY: {
+    when: () => true,
+    make: (c) => ({ type: 'DEPLOY', version: c.version + 1, ttlMs: INPUT.ttlMs }),
+  },
+  DELETE: { when: () => true, make: () => ({ type: 'DELETE' }) },
+  PREPARED: {
+    when: (s) => s === 'Pending',
+    make: (c) => ({ type: 'PREPARED', attempt: c.attempt }),
+  },
+  PREPARE_FAILED: {
+    when: (s) => s === 'Pending',
+    make: (c) => ({
+      type: 'PREPARE_FAILED',
+      attempt: c.attempt,
+      reason: 'UnknownTemplate',
+      message: PREPARE_MESSAGE,
+    }),
+  },
+  'CLAIMED:current': {
+    when: claiming,
+    make: (c) => ({ type: 'CLAIMED', attempt: c.attempt, sandboxId: `m-${c.attempt}` }),
+  },
+  'CLAIMED:stale': {
+    when: owedStale,
+    make: (c) => ({ type: 'CLAIMED', attempt: stale(c), sandboxId: `m-${stale(c)}` }),
+  },
+  'CLAIM_FAILED:transient': {
+    when: claiming,
+    make: (c) => ({
+      type: 'CLAIM_FAILED',
+      attempt: c.attempt,
+      transient: true,
+      message: 'busy',
+      at: AT,
+    }),
+  },
+  'CLAIM_FAILED:fatal': {
+    when: claiming,
+    make: (c) => ({
+      type: 'CLAIM_FAILED',
+      attempt: c.attempt,
+      transient: false,
+      message: 'busy',
+      at: AT,
+    }),
+  },
+  'CLAIM_FAILED:stale': {
+    when: owedStale,
+    make: (c) => ({
+      type: 'CLAIM_FAILED',
+      attempt: stale(c),
+      transient: true,
+      message: 'busy',
+      at: AT,
+    }),
+  },
+  RETRY: {
+    when: (_s, c) => c.retryAt !== null,
+    make: (c) => ({ type: 'RETRY', attempt: c.attempt }),
+  },
+  HEALTHY: { when: starting, make: (c) => ({ type: 'HEALTHY', attempt: c.attempt, at: AT }) },
+  START_FAILED: {
+    when: starting,
+    make: (c) => ({ type: 'START_FAILED', attempt: c.attempt, message: 'bad' }),
+  },
+  'APP_EXITED:starting': {
+    when: starting,
+    make: (c) => ({ type: 'APP_EXITED', sandboxId: c.sandbox ?? '', at: AT, ...EXIT }),
+  },
+  'APP_EXITED:serving': {
+    when: (_s, c) => c.serving !== null,
+    make: (c) => ({ type: 'APP_EXITED', sandboxId: c.serving ?? '', at: AT, ...EXIT }),
+  },
+  'IDLE_TIMEOUT:elapsed': {
+    when: (s, c) => ready(s) && c.idleAt !== null,
+    make: (c) => ({ type: 'IDLE_TIMEOUT', at: c.idleAt ?? 0 }),
+  },
+  'IDLE_TIMEOUT:touched': {
+    when: (s, c) => ready(s) && c.idleAt !== null,
+    make: (c) => ({ type: 'IDLE_TIMEOUT', at: c.idleAt ?? 0, lastRequestAt: c.idleAt ?? 0 }),
+  },
+  SUSPEND: { when: ready, make: () => ({ type: 'SUSPEND' }) },
+  WAKE: { when: (s) => s === 'Suspended', make: () => ({ type: 'WAKE' }) },
+  RESUME: { when: (s) => s === 'Suspended', make: () => ({ type: 'RESUME' }) },
+  RESTORE: {
+    when: (s) => ['Pending', 'Claiming', 'Starting'].includes(s),
+    make: () => ({ type: 'RESTORE', at: AT }),
+  },
+  'RESTORE:fresh': { when: ready, make: (c) => ({ type: 'RESTORE', at: (c.idleAt ?? AT) - 1 }) },
+  'RESTORE:elapsed': { when: ready, make: (c) => ({ type: 'RESTORE', at: c.idleAt ?? AT }) },
+};
+
+export const stateOf = (s: { value: unknown }): AppState => s.value as AppState;
+
+/** Every labelled event the real system can produce in this state. */
+export function eventsFor(snapshot: ModelSnapshot): Labelled[] {
+  if (snapshot.status !== 'active') return [];
+  const state = stateOf(snapshot);
+  return Object.entries(VARIANTS)
+    .filter(([, v]) => v.when(state, snapshot.context))
+    .map(([label, v]) => ({ ...v.make(snapshot.context), label }));
+}
+
+/** The label's event made against `snapshot` (the model's own replay of the path). */
+export function concretize(label: string, snapshot: ModelSnapshot): AppMachineEvent {
+  const variant = VARIANTS[label];
+  if (!variant?.when(stateOf(snapshot), snapshot.context)) {
+    throw new Error(`${label} cannot happen in ${stateOf(snapshot)}`);
+  }
+  return variant.make(snapshot.context);
+}
+
+/**
+ * What the test compares and what keeps the graph finite: the phase plus the facts guards read.
+ * Attempt numbers, times and sandbox ids are left out; they are compared on each walk instead.
+ */
+export function abstract(value: unknown, c: AppContext): string {
+  return JSON.stringify([
+    value,
+    c.serving !== null,
+    c.sandbox !== null,
+    c.retryAt !== null,
+    c.idleAt !== null,
+    value === 'Claiming' ? c.claimTries : 0, // every way into Claiming starts a fresh attempt
+    c.crashes.length,
+    c.claimsOwed.includes(c.attempt),
+    c.claimsOwed.some((a) => a !== c.attempt),
+  ]);
+}
+
+/** The context facts the real system must agree on with the model after every step. */
+export function facts(c: AppContext) {
+  return {
+    version: c.version,
+    deploys: c.deploys,
+    attempt: c.attempt,
+    claimsOwed: c.claimsOwed,
+    claimTries: c.claimTries,
+    crashes: c.crashes.length,
+    serving: c.serving !== null,
+    sandbox: c.sandbox !== null,
+    retryAt: c.retryAt !== null,
+    idleAt: c.idleAt !== null,
+    reason: c.reason,
+    message: c.message,
+  };
+}

@@ -1,0 +1,84 @@
+import { rmSync } from 'node:fs';
+import net from 'node:net';
+import { errorText, warn } from './diag.js';
+import { APP_SOCK, EGRESS_SOCK, PROXY_PORT, SOCKET_DIR } from './protocol.js';
+
+/** What `app.sock` does with a connection: nothing until inject decides. */
+export type AppHandler = (socket: net.Socket) => void;
+
+/**
+ * Listens on `app.sock` from boot on, so inject pays nothing for it; connections made before the
+ * app is up are closed. The handler is swapped in once the app answers.
+ */
+export function listenAppSocket(): Promise<{
+  server: net.Server;
+  setHandler(handler: AppHandler): void;
+}> {
+  let handler: AppHandler = (socket) => socket.destroy();
+  const path = `${SOCKET_DIR}/${APP_SOCK}`;
+  rmSync(path, { force: true });
+  const server = net.createServer({ allowHalfOpen: true }, (socket) => {
+    socket.on('error', (err) => warn('app.sock client error', { error: err.message }));
+    handler(socket);
+  });
+  return listen(server, path).then(() => ({ server, setHandler: (next) => (handler = next) }));
+}
+
+/** Raw byte piping to the app's TCP port: websockets, SSE and HTTP/1.1 upgrades just work. */
+export function tcpBridge(host: string, port: number): AppHandler {
+  return (client) => {
+    const upstream = net.connect({ host, port, allowHalfOpen: true });
+    upstream.on('error', (err) => warn('app port connection failed', { error: err.message }));
+    splice(client, upstream);
+  };
+}
+
+/**
+ * The app's HTTP(S)_PROXY: every TCP connection to 127.0.0.1:3128 is relayed byte for byte to the
+ * host's egress gate on `egress.sock`, which reads the CONNECT or absolute-URI request and decides.
+ * There is no other way out: the sandbox's network namespace has loopback only.
+ */
+export function listenEgressForwarder(): Promise<net.Server> {
+  const server = net.createServer({ allowHalfOpen: true }, (client) => {
+    client.on('error', (err) => warn('egress client error', { error: err.message }));
+    const gate = net.connect({ path: `${SOCKET_DIR}/${EGRESS_SOCK}`, allowHalfOpen: true });
+    const refuse = (err: Error) => {
+      warn('egress gate unreachable', { error: err.message });
+      const body = 'egress gate unavailable\n';
+      client.end(
+        `HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\nContent-Length: ${body.length}\r\n` +
+          `Connection: close\r\n\r\n${body}`,
+      );
+    };
+    gate.once('error', refuse);
+    gate.once('connect', () => {
+      gate.off('error', refuse);
+      gate.on('error', (err) => warn('egress gate connection error', { error: err.message }));
+      splice(client, gate);
+    });
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(PROXY_PORT, '127.0.0.1', () => resolve(server));
+  });
+}
+
+/** Pipes both ways; a side that dies rather than ending cleanly takes the other with it. */
+export function splice(a: net.Socket, b: net.Socket): void {
+  for (const [from, to] of [
+    [a, b],
+    [b, a],
+  ] as const) {
+    from.on('close', () => {
+      if (!from.readableEnded || !from.writableFinished) to.destroy();
+    });
+    from.pipe(to);
+  }
+}
+
+export function listen(server: net.Server, path: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', (err) => reject(new Error(`cannot listen on ${path}: ${errorText(err)}`)));
+    server.listen(path, () => resolve());
+  });
+}

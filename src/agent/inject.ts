@@ -1,0 +1,113 @@
+import type net from 'node:net';
+import { appEnv } from './app-env.js';
+import { tcpBridge, type AppHandler } from './bridges.js';
+import { errorText } from './diag.js';
+import { resolveEntrypoint, staticRoot } from './entrypoint.js';
+import type { NodeApp } from './node-app.js';
+import {
+  APP_PORT,
+  type ExitReport,
+  type InjectRequest,
+  type InjectResponse,
+  type Template,
+} from './protocol.js';
+import type { PythonApp } from './python-app.js';
+import { createStaticServer } from './static-server.js';
+import { BadSourceError, pullAndUnpack } from './unpack.js';
+import { waitForPort } from './wait-port.js';
+
+export type Phase = 'idle' | 'starting' | 'running' | 'failed' | 'exited';
+
+export interface InjectContext {
+  template: Template;
+  token: string;
+  phase: Phase;
+  node?: NodeApp;
+  python?: PythonApp;
+  setAppHandler(handler: AppHandler): void;
+}
+
+type Answer = { status: number; body: InjectResponse | { ok: false; error: string } };
+
+/**
+ * One inject: pull and unpack the source, start the app, and answer once it accepts connections.
+ * The answer is the whole protocol: 200 started, 422 exited first (with its exit report), 400 the
+ * source or entrypoint cannot work, 504 it never answered, 409 this sandbox was already used.
+ */
+export async function runInject(
+  ctx: InjectContext,
+  req: InjectRequest,
+  socket: net.Socket,
+): Promise<Answer> {
+  if (ctx.phase !== 'idle')
+    return { status: 409, body: { ok: false, error: `sandbox is ${ctx.phase}` } };
+  ctx.phase = 'starting';
+  const t0 = performance.now();
+  const deadline = Date.now() + (req.startTimeoutMs > 0 ? req.startTimeoutMs : 30_000);
+  const fail = (status: number, error: string): Answer => {
+    ctx.phase = 'failed';
+    return { status, body: { ok: false, error } };
+  };
+  try {
+    await pullAndUnpack(req.sourceKey, ctx.token);
+  } catch (err) {
+    return fail(
+      err instanceof BadSourceError ? 400 : 502,
+      `cannot fetch the source: ${errorText(err)}`,
+    );
+  }
+  const tPull = performance.now();
+  const ms = () => ({
+    pull: round(tPull - t0),
+    start: round(performance.now() - tPull),
+    total: round(performance.now() - t0),
+  });
+
+  if (ctx.template === 'static') {
+    try {
+      const { root, index } = staticRoot(req.entrypoint);
+      const server = createStaticServer(root, index);
+      ctx.setAppHandler((conn) => server.emit('connection', conn));
+    } catch (err) {
+      return fail(err instanceof BadSourceError ? 400 : 500, errorText(err));
+    }
+    ctx.phase = 'running';
+    return { status: 200, body: { ok: true, ms: ms() } };
+  }
+
+  let entry: string;
+  try {
+    entry = resolveEntrypoint(ctx.template, req.entrypoint);
+  } catch (err) {
+    return fail(err instanceof BadSourceError ? 400 : 500, errorText(err));
+  }
+  const app = ctx.template === 'node' ? ctx.node : ctx.python;
+  if (!app) return fail(500, `the ${ctx.template} runtime is not warm in this sandbox`);
+  const gone = new Promise<ExitReport>((resolve) => app.onExit(resolve));
+  const env = appEnv(Array.isArray(req.env) ? req.env : []);
+  if (ctx.node) {
+    // This call must not keep a node app alive that has nothing else to do.
+    socket.unref();
+    await ctx.node.start(entry, env);
+  } else {
+    ctx.python?.start(entry, env);
+  }
+  const outcome = await waitForPort(APP_PORT, deadline, gone);
+  if (outcome.kind === 'ready') {
+    ctx.setAppHandler(tcpBridge(outcome.host, APP_PORT));
+    ctx.phase = 'running';
+    return { status: 200, body: { ok: true, ms: ms() } };
+  }
+  if (outcome.kind === 'gone') {
+    ctx.phase = 'exited';
+    return { status: 422, body: { ok: false, exit: await gone } };
+  }
+  return fail(
+    504,
+    `the app did not accept connections on port ${APP_PORT} (PORT) within ${req.startTimeoutMs} ms`,
+  );
+}
+
+function round(ms: number): number {
+  return Math.round(ms * 10) / 10;
+}

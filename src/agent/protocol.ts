@@ -1,0 +1,74 @@
+/**
+ * The contract between the control plane and the in-sandbox agent (design.md §4). Types only, plus
+ * the fixed names both sides agree on; the host imports this file, the agent is bundled with it.
+ *
+ * Boot: the host spawns the sandbox and writes one JSON line, a BootMessage, to the agent's stdin
+ * (the token never travels in env or argv). The agent answers `{"t":"ready"}` on its diagnostics
+ * fd once `agent.sock` listens and the template's runtime is warm.
+ * Inject: one `POST /inject` on `agent.sock`; the agent pulls the source through `sources.sock`,
+ * unpacks it, starts the app and answers once the app accepts connections (or exits, or times out).
+ */
+
+/** Where the per-sandbox socket directory appears inside the sandbox. */
+export const SOCKET_DIR = '/run/slipway';
+export const AGENT_SOCK = 'agent.sock';
+export const APP_SOCK = 'app.sock';
+export const SOURCES_SOCK = 'sources.sock';
+export const EGRESS_SOCK = 'egress.sock';
+/** The app's private writable tree. */
+export const APP_DIR = '/app';
+/** Every app listens here: each sandbox has its own network namespace, so they never collide. */
+export const APP_PORT = 8080;
+/** The in-sandbox HTTP proxy that relays to `egress.sock`. */
+export const PROXY_PORT = 3128;
+/** bwrap reads its NUL-separated argv from this fd, so the sandbox's pid 1 shows no host paths. */
+export const ARGS_FD = 3;
+/** JSON lines from the agent about itself: never mixed with the app's stdout/stderr (fds 1, 2). */
+export const DIAG_FD = 4;
+
+export type Template = 'static' | 'node' | 'python';
+
+export interface BootMessage {
+  /** This sandbox's own token (derived on the host; the shared agent token never enters). */
+  token: string;
+  sandboxId: string;
+  template: Template;
+  /** Interpreter to pre-start for the python template. */
+  python?: string;
+}
+
+export interface InjectRequest {
+  sourceKey: string;
+  /** Relative to /app; a default is looked for when absent. */
+  entrypoint?: string;
+  env: { name: string; value: string }[];
+  startTimeoutMs: number;
+}
+
+export interface ExitReport {
+  code: number | null;
+  signal: string | null;
+  lastLines: string[];
+}
+
+/** 200: started; 422: the app exited first; 400: the source or entrypoint is unusable; 5xx: other. */
+export type InjectResponse =
+  | { ok: true; ms: { pull: number; start: number; total: number } }
+  | { ok: false; exit: ExitReport }
+  | { ok: false; error: string };
+
+export type Diag =
+  | { t: 'ready'; ms: number }
+  | ({ t: 'exit' } & ExitReport)
+  | { t: 'log'; level: 'info' | 'warn' | 'error'; msg: string; extra?: Record<string, unknown> };
+
+/**
+ * The key of a tiny tarball every source door serves: the agent pulls and loads it at boot, so the
+ * code paths of the real inject (HTTP client, gunzip, tar, module loaders) are warm before it.
+ */
+export const WARMUP_KEY = '_warmup';
+export const WARMUP_DIR = '/tmp/.slipway-warmup';
+
+/** Lines the agent keeps (design.md §6) and how many an exit report carries. */
+export const RING_LINES = 1000;
+export const EXIT_LINES = 20;

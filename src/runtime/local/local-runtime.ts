@@ -1,0 +1,160 @@
+import { join } from 'node:path';
+import { AGENT_SOCK, type Template } from '../../agent/protocol.js';
+import type { SourceStore } from '../../sources/source-store.js';
+import {
+  RuntimeError,
+  type InjectSpec,
+  type Runtime,
+  type RuntimeStatus,
+  type Sandbox,
+} from '../runtime.js';
+import { callAgent } from './agent-client.js';
+import { prepareHost, readHostEnv, type HostSetup } from './host-setup.js';
+import { injectInto } from './inject-call.js';
+import { LocalSandbox } from './sandbox.js';
+import { bootSandbox } from './sandbox-factory.js';
+import { WarmPool } from './warm-pool.js';
+
+export interface LocalRuntimeOptions {
+  dataDir: string;
+  sourceStore: SourceStore;
+  agentToken: string;
+  poolSize: number;
+  startTimeoutMs: number;
+  memoryLimitMB: number;
+  pidsLimit: number;
+  allowPrivate: string[];
+  log?: (msg: string, extra?: object) => void;
+}
+
+export interface LocalRuntime extends Runtime {
+  /** Resolves once no background pool boot is queued or running (tests, benchmarks). */
+  settled(): Promise<void>;
+}
+
+/**
+ * The embedded runtime (design.md §4): bubblewrap sandboxes on this machine, pre-booted in warm
+ * pools, each running our agent, which loads the app in place when the source is injected.
+ */
+export function createLocalRuntime(opts: LocalRuntimeOptions): LocalRuntime {
+  const log = opts.log ?? (() => undefined);
+  const env = readHostEnv();
+  const templates: Template[] = env.python ? ['static', 'node', 'python'] : ['static', 'node'];
+  const memoryBytes = opts.memoryLimitMB * 1024 * 1024;
+  let host: HostSetup | undefined;
+  let state: 'new' | 'started' | 'stopped' = 'new';
+  let starting: Promise<void> | undefined;
+  const claimed = new Set<LocalSandbox>();
+  const pool = new WarmPool({
+    templates,
+    size: opts.poolSize,
+    log,
+    boot: (template) => {
+      if (!host) throw new RuntimeError('the local runtime is not started', true);
+      const factory = { agentToken: opts.agentToken, sourceStore: opts.sourceStore, log };
+      return bootSandbox(host, { ...factory, tmpfsBytes: memoryBytes }, template as Template);
+    },
+  });
+
+  function ours(sandbox: Sandbox): LocalSandbox {
+    if (sandbox instanceof LocalSandbox && claimed.has(sandbox)) return sandbox;
+    throw new RuntimeError(`sandbox ${sandbox.id} is not a claimed sandbox of this runtime`, false);
+  }
+
+  return {
+    backend: 'local',
+    templates,
+
+    start() {
+      starting ??= (async () => {
+        try {
+          host = await prepareHost(opts.dataDir, env, { memoryBytes, pids: opts.pidsLimit }, log);
+        } catch (err) {
+          starting = undefined;
+          throw err;
+        }
+        log(`sandbox limits: ${host.cgroups.detail}`);
+        log(`sandbox user: ${host.ownerDetail}`);
+        if (state === 'new') {
+          state = 'started';
+          pool.start();
+        }
+      })();
+      return starting;
+    },
+
+    async stop() {
+      state = 'stopped';
+      await pool.stop();
+      await Promise.all([...claimed].map((s) => s.reap()));
+      claimed.clear();
+    },
+
+    async claim(template, appId) {
+      if (state !== 'started') throw new RuntimeError(`the local runtime is ${state}`, true);
+      if (!(templates as string[]).includes(template)) {
+        const have = templates.join(', ');
+        throw new RuntimeError(
+          `template ${JSON.stringify(template)} is not available on the local runtime (it has ${have})`,
+          false,
+        );
+      }
+      const sandbox = await pool.claim(template);
+      if (state !== 'started') {
+        // Stopped while this one booted: stop() did not see it, so it is ours to reap.
+        await sandbox.reap();
+        throw new RuntimeError(`the local runtime is ${state}`, true);
+      }
+      sandbox.phase = 'claimed';
+      sandbox.appId = appId;
+      claimed.add(sandbox);
+      void sandbox.closed.then(() => claimed.delete(sandbox));
+      return sandbox;
+    },
+
+    inject(sandbox, spec: InjectSpec) {
+      const local = ours(sandbox);
+      const deps = { startTimeoutMs: opts.startTimeoutMs, allowPrivate: opts.allowPrivate, log };
+      return injectInto(local, spec, { ...deps, owner: host?.owner }).finally(() =>
+        pool.injected(local.template),
+      );
+    },
+
+    async health(sandbox) {
+      if (!(sandbox instanceof LocalSandbox) || !sandbox.alive || sandbox.phase !== 'running') {
+        return false;
+      }
+      try {
+        const path = join(sandbox.dir, AGENT_SOCK);
+        const reply = await callAgent(path, sandbox.token, 'GET', '/health', { timeoutMs: 2_000 });
+        return reply.status === 200;
+      } catch (err) {
+        log('health check failed', { sandbox: sandbox.id, error: String(err) });
+        return false;
+      }
+    },
+
+    async reap(sandbox) {
+      if (!(sandbox instanceof LocalSandbox)) return;
+      await sandbox.reap();
+      claimed.delete(sandbox);
+    },
+
+    status(): RuntimeStatus {
+      return {
+        ok: state === 'started' && pool.lastError === undefined,
+        backend: 'local',
+        pools: pool.status(),
+        claimed: claimed.size,
+        limits: {
+          enforced: host?.cgroups.enforced ?? false,
+          detail: host?.cgroups.detail ?? `not started (${state})`,
+        },
+        sandboxUser: host?.ownerDetail ?? 'not started',
+        ...(pool.lastError ? { lastBootError: pool.lastError } : {}),
+      };
+    },
+
+    settled: () => pool.settled(),
+  };
+}

@@ -1,0 +1,110 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { Readable, Writable } from 'node:stream';
+import { ARGS_FD, DIAG_FD, type BootMessage, type Diag } from '../../agent/protocol.js';
+import { LineSplitter } from './output-lines.js';
+
+export interface LaunchPlan {
+  /** argv up to and including bwrap: possibly `sh` (joins the cgroup) and `setpriv` before it. */
+  command: string[];
+  /** For a launch without `sh`: spawn straight as the sandbox uid. */
+  spawnAs?: { uid: number; gid: number };
+  /** bwrap's options, fed through ARGS_FD. */
+  bwrapOptions: string[];
+  /** What bwrap runs: bwrap takes the command from argv only. */
+  sandboxCommand: string[];
+  boot: BootMessage;
+}
+
+export interface ProcessEvents {
+  /** A line the sandbox wrote on fd 1 or 2 (the app's, once it runs). */
+  output(stream: 'stdout' | 'stderr', text: string): void;
+  /** A message on the agent's diagnostics fd. */
+  diag(message: Diag): void;
+  /** The whole tree is gone and every pipe is drained. */
+  close(code: number | null, signal: NodeJS.Signals | null): void;
+}
+
+/**
+ * Starts one sandbox process. bwrap takes its argv through ARGS_FD; the agent's boot message,
+ * token included, goes in on stdin and the pipe is closed behind it.
+ */
+export function launchSandbox(plan: LaunchPlan, events: ProcessEvents): ChildProcess {
+  const [file, ...launcherArgs] = plan.command;
+  if (file === undefined) throw new Error('empty launch command');
+  const child = spawn(
+    file,
+    [...launcherArgs, '--args', String(ARGS_FD), '--', ...plan.sandboxCommand],
+    {
+      stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe'],
+      ...(plan.spawnAs ?? {}),
+    },
+  );
+  const pipe = (index: number) => child.stdio[index] as (Readable & Writable) | null;
+  for (const [index, stream] of [
+    [1, 'stdout'],
+    [2, 'stderr'],
+  ] as const) {
+    const splitter = new LineSplitter((text) => events.output(stream, text));
+    pipe(index)?.on('data', (chunk: Buffer) => splitter.push(chunk));
+    pipe(index)?.on('end', () => splitter.flush());
+  }
+  const diagLines = new LineSplitter((line) => {
+    const message = parseDiag(line);
+    if (message) events.diag(message);
+    else
+      events.diag({ t: 'log', level: 'warn', msg: 'unreadable agent diagnostic', extra: { line } });
+  });
+  pipe(DIAG_FD)?.on('data', (chunk: Buffer) => diagLines.push(chunk));
+  // EPIPE when bwrap dies at once: worth a line, the close with its stderr tells the rest.
+  for (const index of [0, ARGS_FD]) {
+    pipe(index)?.on('error', (err) =>
+      events.diag({
+        t: 'log',
+        level: 'warn',
+        msg: `sandbox fd ${index} write failed: ${err.message}`,
+      }),
+    );
+  }
+  child.on('error', (err) =>
+    events.diag({ t: 'log', level: 'error', msg: `cannot start sandbox: ${err.message}` }),
+  );
+  child.on('close', (code, signal) => events.close(code, signal));
+  pipe(ARGS_FD)?.end(plan.bwrapOptions.map((a) => `${a}\0`).join(''));
+  pipe(0)?.end(`${JSON.stringify(plan.boot)}\n`);
+  return child;
+}
+
+/** The agent's diagnostics are trusted no more than the app is: a node app shares its process. */
+function parseDiag(line: string): Diag | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    // Not JSON: the caller reports the raw line as unreadable.
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null) return undefined;
+  const v = value as Record<string, unknown>;
+  if (v.t === 'ready' && typeof v.ms === 'number') return { t: 'ready', ms: v.ms };
+  if (v.t === 'exit') {
+    return {
+      t: 'exit',
+      code: typeof v.code === 'number' ? v.code : null,
+      signal: typeof v.signal === 'string' ? v.signal : null,
+      lastLines: Array.isArray(v.lastLines)
+        ? v.lastLines.filter((l): l is string => typeof l === 'string').slice(-20)
+        : [],
+    };
+  }
+  if (v.t === 'log' && typeof v.msg === 'string') {
+    const level = v.level === 'error' || v.level === 'warn' ? v.level : 'info';
+    const extra =
+      typeof v.extra === 'object' && v.extra !== null
+        ? (v.extra as Record<string, unknown>)
+        : undefined;
+    return extra
+      ? { t: 'log', level, msg: v.msg.slice(0, 2000), extra }
+      : { t: 'log', level, msg: v.msg.slice(0, 2000) };
+  }
+  return undefined;
+}

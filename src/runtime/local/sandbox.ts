@@ -1,0 +1,221 @@
+import type { ChildProcess } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import net from 'node:net';
+import { join } from 'node:path';
+import { APP_SOCK, EXIT_LINES, type Diag, type ExitReport } from '../../agent/protocol.js';
+import { RuntimeError, type AppExit, type LogLine, type Sandbox } from '../runtime.js';
+import type { Cgroup } from './cgroups.js';
+import { appExit } from './exit-report.js';
+import { Recent } from './output-lines.js';
+import { launchSandbox, type LaunchPlan } from './sandbox-process.js';
+import { killTree, removeCgroup } from './teardown.js';
+
+export type Phase = 'booting' | 'idle' | 'claimed' | 'injecting' | 'running' | 'failed' | 'gone';
+export type End = { code: number | null; signal: string | null };
+
+export interface SandboxSetup {
+  id: string;
+  template: string;
+  /** Host dir with the sandbox's sockets (bound at /run/slipway). */
+  dir: string;
+  token: string;
+  plan: LaunchPlan;
+  cgroup: Cgroup | undefined;
+  bootTimeoutMs: number;
+  /** Doors and other host-side resources closed when the sandbox goes. */
+  closers: (() => Promise<void>)[];
+  /** Lets the sandbox fetch this one source key (its inject's) through its source door. */
+  allowSource(key: string): void;
+  /** Runs once the agent is ready (its sockets exist). */
+  afterBoot?: () => void;
+  log: (msg: string, extra?: object) => void;
+}
+
+/**
+ * One bwrap sandbox: its process tree, its output and its end. Lines on fds 1/2 are the app's once
+ * an inject began (before that only bwrap, or a broken agent, writes there); the agent's own words
+ * arrive on its diagnostics fd and go to the host log.
+ */
+export class LocalSandbox implements Sandbox {
+  readonly id: string;
+  readonly template: string;
+  readonly dir: string;
+  readonly token: string;
+  phase: Phase = 'booting';
+  appId: string | undefined;
+  /** Resolves when the whole tree is gone and its pipes are drained. */
+  readonly closed: Promise<End>;
+  private readonly child: ChildProcess;
+  private readonly recent = new Recent<string>(EXIT_LINES);
+  private readonly bootOutput = new Recent<string>(EXIT_LINES);
+  private readonly exitListeners: ((exit: AppExit) => void)[] = [];
+  private readonly logListeners: ((line: LogLine) => void)[] = [];
+  private agentExit: ExitReport | undefined;
+  /** From the inject on, fds 1/2 carry the app's output. */
+  private injected = false;
+  private ended = false;
+  private reaping: Promise<void> | undefined;
+  private ready: { resolve(): void; reject(err: Error): void } | undefined;
+
+  private constructor(private readonly setup: SandboxSetup) {
+    this.id = setup.id;
+    this.template = setup.template;
+    this.dir = setup.dir;
+    this.token = setup.token;
+    let onClosed: (end: End) => void = () => undefined;
+    this.closed = new Promise((resolve) => (onClosed = resolve));
+    this.child = launchSandbox(setup.plan, {
+      output: (stream, text) => this.onOutput(stream, text),
+      diag: (message) => this.onDiag(message),
+      close: (code, sig) => {
+        this.ended = true;
+        onClosed({ code, signal: sig });
+        this.onClose();
+      },
+    });
+  }
+
+  /** Spawns the sandbox and resolves once its agent is listening and warm. */
+  static async boot(setup: SandboxSetup): Promise<LocalSandbox> {
+    const sandbox = new LocalSandbox(setup);
+    const ready = new Promise<void>((resolve, reject) => (sandbox.ready = { resolve, reject }));
+    const timer = setTimeout(
+      () => sandbox.ready?.reject(new Error(`agent not ready within ${setup.bootTimeoutMs} ms`)),
+      setup.bootTimeoutMs,
+    );
+    try {
+      await ready;
+      setup.afterBoot?.();
+      sandbox.phase = 'idle';
+      return sandbox;
+    } catch (err) {
+      await sandbox.reap();
+      const output = sandbox.bootOutput.list().join('\n');
+      const why = `${(err as Error).message}${output ? `: ${output}` : ''}`;
+      throw new RuntimeError(`sandbox failed to boot: ${why}`, true);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  get alive(): boolean {
+    return !this.ended;
+  }
+
+  connect(): net.Socket {
+    return net.connect(join(this.dir, APP_SOCK));
+  }
+
+  onExit(listener: (exit: AppExit) => void): void {
+    this.exitListeners.push(listener);
+  }
+
+  onLog(listener: (line: LogLine) => void): void {
+    this.logListeners.push(listener);
+  }
+
+  /** Registers a host-side resource (the egress door) to close when the sandbox goes. */
+  addCloser(close: () => Promise<void>): void {
+    this.setup.closers.push(close);
+    if (this.reaping) void this.reaping.then(() => this.cleanup());
+  }
+
+  /** The inject begins: from now on what the sandbox prints is the app's. */
+  beginInject(): void {
+    this.phase = 'injecting';
+    this.injected = true;
+  }
+
+  allowSource(key: string): void {
+    this.setup.allowSource(key);
+  }
+
+  exitReport(end: End): AppExit {
+    return appExit(this.agentExit, end, this.recent.list());
+  }
+
+  /** Kills the whole tree and removes every host-side trace; idempotent. */
+  reap(): Promise<void> {
+    this.reaping ??= this.kill().then(() => this.cleanup());
+    return this.reaping;
+  }
+
+  private async kill(): Promise<void> {
+    const graceful = this.phase === 'running' || this.phase === 'injecting';
+    this.phase = 'gone';
+    const pid = this.child.pid;
+    if (this.ended || pid === undefined) return;
+    const closed = await killTree({
+      pid,
+      graceful,
+      cgroup: this.setup.cgroup,
+      closed: this.closed,
+      isClosed: () => this.ended,
+    });
+    if (!closed) this.setup.log('sandbox did not close after SIGKILL', { sandbox: this.id, pid });
+  }
+
+  private async cleanup(): Promise<void> {
+    for (const close of this.setup.closers.splice(0)) {
+      await close().catch((err: unknown) =>
+        this.setup.log('sandbox door close failed', { sandbox: this.id, error: String(err) }),
+      );
+    }
+    await removeCgroup(this.setup.cgroup, (msg, extra) =>
+      this.setup.log(msg, { sandbox: this.id, ...extra }),
+    );
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  private onOutput(stream: 'stdout' | 'stderr', text: string): void {
+    if (!this.injected) {
+      // bwrap's or a broken agent's words: a failed boot reports them, otherwise they are odd.
+      this.bootOutput.push(text);
+      if (this.phase !== 'booting') {
+        this.setup.log('sandbox output outside an app', { sandbox: this.id, stream, text });
+      }
+      return;
+    }
+    this.recent.push(text);
+    const line: LogLine = { time: new Date().toISOString(), stream, text };
+    this.notify(this.logListeners, line, 'log');
+  }
+
+  private onDiag(message: Diag): void {
+    if (message.t === 'ready') this.ready?.resolve();
+    else if (message.t === 'exit') this.agentExit ??= message;
+    else {
+      const extra = { sandbox: this.id, level: message.level, ...message.extra };
+      this.setup.log(`agent: ${message.msg}`, extra);
+    }
+  }
+
+  private onClose(): void {
+    this.ready?.reject(new Error('sandbox exited during boot'));
+    if (this.phase === 'booting') return; // boot() reaps
+    const appEnded = this.phase === 'running';
+    // Died idle, claimed or mid-inject (the inject reports that): only the cleanup is ours.
+    this.closed
+      .then((end) => {
+        if (appEnded) this.notify(this.exitListeners, this.exitReport(end), 'exit');
+        return this.reap();
+      })
+      .catch((err: unknown) =>
+        this.setup.log('sandbox cleanup failed', { sandbox: this.id, error: String(err) }),
+      );
+  }
+
+  private notify<T>(listeners: ((value: T) => void)[], value: T, what: string): void {
+    for (const listener of listeners) {
+      try {
+        listener(value);
+      } catch (err) {
+        this.setup.log(`${what} listener threw`, { sandbox: this.id, error: String(err) });
+      }
+    }
+  }
+}

@@ -3,7 +3,7 @@ import { startSlipway } from './start.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const running = await startSlipway(config);
+  const running = await startSlipway(config, { logger: { level: config.server.logLevel } });
   running.app.log.info(`Slipway control plane on ${running.baseURL}`);
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {

@@ -46,6 +46,13 @@ export async function startSlipway(
   const baseURL = (
     config.server.baseURL ?? `${tls ? 'https' : 'http'}://${urlHost(host)}:${boundPort}`
   ).replace(/\/+$/, '');
+  try {
+    await app.deploy.start(baseURL);
+  } catch (err) {
+    await app.close();
+    store.close();
+    throw err;
+  }
   announceBootstrap(bootstrap, baseURL);
   const server = app;
   return {

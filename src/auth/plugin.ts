@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { durationMs } from '../config/schema.js';
 import { AppError, unauthenticated } from '../errors.js';
@@ -6,7 +7,7 @@ import { parseBearer } from './bearer.js';
 import type { Identity } from './identity.js';
 import { IdentityCache } from './identity-cache.js';
 import { createAuthMode, type AuthMode, type Principal } from './modes.js';
-import { isProtectedPath } from './paths.js';
+import { isProtectedPath, pathForms } from './paths.js';
 import { loadOrProvision } from './provision.js';
 
 /** What the auth plugin exposes on `app.auth` (global: the plugin is not encapsulated). */
@@ -24,6 +25,11 @@ export interface AuthRuntime {
    * predicate must only accept requests that its owner then serves itself (never the control plane).
    */
   exempt(predicate: (request: FastifyRequest) => boolean): void;
+  /**
+   * Accepts `token` as the bearer of `identity` for requests under `prefix` only (every reading of
+   * the URL must be under it): the in-sandbox agents' one shared token for /internal/sources/.
+   */
+  serviceToken(prefix: string, token: string, identity: Identity): void;
 }
 
 declare module 'fastify' {
@@ -52,6 +58,7 @@ async function authPlugin(app: FastifyInstance): Promise<void> {
   const mode = enabled ? await createAuthMode({ config, store, log: app.log }) : undefined;
   const cache = new IdentityCache(durationMs(config.auth.identityCacheTTL));
   const exemptions: Array<(request: FastifyRequest) => boolean> = [];
+  const serviceTokens: Array<{ prefix: string; digest: Buffer; identity: Identity }> = [];
 
   app.decorate('auth', {
     enabled,
@@ -60,6 +67,9 @@ async function authPlugin(app: FastifyInstance): Promise<void> {
     forget: (userId: string) => cache.forget(userId),
     exempt: (predicate: (request: FastifyRequest) => boolean) => {
       exemptions.push(predicate);
+    },
+    serviceToken: (prefix: string, token: string, identity: Identity) => {
+      serviceTokens.push({ prefix, digest: sha256(token), identity });
     },
   } satisfies AuthRuntime);
 
@@ -111,6 +121,11 @@ async function authPlugin(app: FastifyInstance): Promise<void> {
       return;
     }
     if (isExempt(request) || !isProtectedPath(request.url)) return;
+    const service = serviceIdentity(serviceTokens, request);
+    if (service) {
+      request.identity = { ...service, scopes: [...service.scopes] };
+      return;
+    }
     try {
       const principal = await mode.verify({
         request,
@@ -130,6 +145,26 @@ async function authPlugin(app: FastifyInstance): Promise<void> {
 Object.defineProperty(authPlugin, Symbol.for('skip-override'), { value: true });
 Object.defineProperty(authPlugin, Symbol.for('fastify.display-name'), { value: 'slipway-auth' });
 export { authPlugin };
+
+/** The identity of a service token presented under its prefix, compared in constant time. */
+function serviceIdentity(
+  tokens: ReadonlyArray<{ prefix: string; digest: Buffer; identity: Identity }>,
+  request: FastifyRequest,
+): Identity | undefined {
+  if (tokens.length === 0) return undefined;
+  const header = request.headers.authorization;
+  if (typeof header !== 'string' || !/^Bearer /i.test(header)) return undefined;
+  const digest = sha256(header.slice(7).trim());
+  const forms = pathForms(request.url);
+  let found: Identity | undefined;
+  for (const entry of tokens) {
+    const matches = timingSafeEqual(digest, entry.digest);
+    if (matches && forms.every((form) => form.startsWith(entry.prefix))) found = entry.identity;
+  }
+  return found;
+}
+
+const sha256 = (text: string): Buffer => createHash('sha256').update(text).digest();
 
 /** RFC 6750 challenge; in modes with resource metadata it points MCP clients at RFC 9728 metadata. */
 function challenge(mode: AuthMode, baseURL: string | undefined, request: FastifyRequest): string {

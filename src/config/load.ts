@@ -57,6 +57,7 @@ const ENV_KEYS: ReadonlyArray<[string, string, Kind]> = [
   ['SVC_BASE_URL', 'server.baseURL', 'string'],
   ['SVC_APPS_DOMAIN', 'server.appsDomain', 'string'],
   ['SVC_DATA_DIR', 'server.dataDir', 'string'],
+  ['SVC_LOG_LEVEL', 'server.logLevel', 'string'],
   ['SVC_AUTH_ENABLED', 'auth.enabled', 'boolean'],
   ['SVC_AUTH_MODE', 'auth.mode', 'string'],
   ['SVC_AUTH_DEV_INSECURE', 'auth.devInsecure', 'boolean'],

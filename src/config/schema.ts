@@ -27,6 +27,9 @@ export const configSchema = z.strictObject({
       baseURL: z.url({ message: 'must be an absolute http(s) URL' }).optional(),
       appsDomain: z.string().optional(),
       dataDir: z.string().min(1).default('./data'),
+      logLevel: z
+        .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+        .default('info'),
       bodyLimitBytes: z
         .number()
         .int()

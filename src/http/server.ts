@@ -1,4 +1,11 @@
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import {
+  createServer as createHttpServer,
+  type IncomingMessage,
+  type ServerResponse,
+} from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { createDeployServices, type DeployServices } from '../services/compose.js';
 import type { Config } from '../config/schema.js';
 import type { Store } from '../persistence/store.js';
 import { authPlugin } from '../auth/plugin.js';
@@ -9,9 +16,12 @@ import { installErrorHandlers } from './errors.js';
 import { Metrics, metricsPlugin } from './metrics.js';
 import { probesPlugin } from './probes.js';
 import { usersRoutes } from './users-routes.js';
+import { appsRoutes } from './apps-routes.js';
+import { sourcesRoutes } from './sources-routes.js';
 import { Readiness } from './readiness.js';
 import { installRouteTable } from './route-table.js';
 import type { TlsMaterial } from './tls.js';
+import type { Identity } from '../auth/identity.js';
 import './types.js';
 
 export interface ServerOptions {
@@ -25,13 +35,19 @@ export interface ServerOptions {
 /** Builds the control-plane server with every plugin registered; the caller listens. */
 export async function buildServer(options: ServerOptions): Promise<FastifyInstance> {
   const { config, store } = options;
+  // Built before fastify: the listener routes app hosts to sandboxes before fastify sees them.
+  const logs: { to?: FastifyBaseLogger } = {};
+  const deploy = createDeployServices(config, store, (level, msg, extra) =>
+    logs.to?.[level](extra ?? {}, msg),
+  );
   const app = Fastify({
     logger: loggerOptions(options.logger ?? { level: 'info' }),
     bodyLimit: config.server.bodyLimitBytes,
-    ...(options.tls ? { https: { key: options.tls.key, cert: options.tls.cert } } : {}),
     trustProxy: false,
     forceCloseConnections: true,
+    serverFactory: (handler) => listenerFor(options.tls, handler, () => deploy),
   }) as unknown as FastifyInstance;
+  logs.to = app.log;
   installRouteTable(app);
 
   app.decorate('config', config);
@@ -39,18 +55,62 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   app.decorate('metrics', new Metrics());
   app.decorate('readiness', new Readiness());
   app.readiness.register('store', () => ({ ok: store.ping(), backend: store.backend }));
+  app.decorate('deploy', deploy);
+  app.readiness.register('sources', () => ({ ok: deploy.sourceStore.ping() }));
+  app.readiness.register('runtime', () => deploy.runtimeReadiness());
 
   installErrorHandlers(app);
   // Auth before any route plugin: its onRequest hook guards every protected path.
   await app.register(authPlugin);
+  app.auth.serviceToken('/internal/sources/', deploy.agentToken, AGENT_IDENTITY);
   await app.register(metricsPlugin);
   await app.register(probesPlugin);
   await app.register(docsPlugin);
   await app.register(authRoutes);
   await app.register(usersRoutes);
   await app.register(departmentsRoutes);
+  await app.register(appsRoutes(deploy.apps, deploy.registry, config.limits.maxSourceBytes));
+  await app.register(sourcesRoutes(deploy.sourceStore));
+  app.addHook('onClose', async () => deploy.stop());
 
   return app;
+}
+
+/** The in-sandbox agents' identity: good for pulling sources, nothing else. */
+const AGENT_IDENTITY: Identity = {
+  userId: 'agent',
+  name: 'agent',
+  role: 'user',
+  scopes: ['sources'],
+  mode: 'agent',
+};
+
+/** One listener: `<name>.<apps domain>` goes to the app router, everything else to fastify. */
+function listenerFor(
+  tls: TlsMaterial | undefined,
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
+  services: () => DeployServices,
+) {
+  const dispatch = (req: IncomingMessage, res: ServerResponse): void => {
+    const router = services().router;
+    const name = router.appFor(req);
+    if (name === undefined) return handler(req, res);
+    router.handle(name, req, res).catch((err: unknown) => router.fail(res, err));
+  };
+  const server = tls
+    ? createHttpsServer({ key: tls.key, cert: tls.cert }, dispatch)
+    : createHttpServer(dispatch);
+  server.on('upgrade', (req: IncomingMessage, socket, head: Buffer) => {
+    const router = services().router;
+    const name = router.appFor(req);
+    if (name !== undefined) {
+      router.upgrade(name, req, socket, head).catch(() => socket.destroy());
+    } else if (server.listenerCount('upgrade') === 1) {
+      // Nothing on the control plane speaks websockets: refuse rather than leave it hanging.
+      socket.destroy();
+    }
+  });
+  return server;
 }
 
 function loggerOptions(logger: boolean | { level: string }): object | boolean {

@@ -1,6 +1,7 @@
 import type { Identity } from '../auth/identity.js';
 import type { Config } from '../config/schema.js';
 import type { Store } from '../persistence/store.js';
+import type { DeployServices } from '../services/compose.js';
 import type { Metrics } from './metrics.js';
 import type { Readiness } from './readiness.js';
 
@@ -11,6 +12,7 @@ declare module 'fastify' {
     store: Store;
     metrics: Metrics;
     readiness: Readiness;
+    deploy: DeployServices;
   }
   interface FastifyRequest {
     /** Set by the auth plugin on every request to a protected path. */

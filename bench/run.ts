@@ -1,0 +1,296 @@
+/**
+ * `npm run bench`: every row of design.md §8, each against a baseline measured in this same run.
+ * Prints one table, then the figures as JSON. BENCH_N sets the deploy sample size (default 50).
+ */
+import { readdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fetchApp } from '../test/support/deploy.js';
+import { tarGzDir } from '../test/support/tarball.js';
+import { loadTest } from './load.js';
+import { bareStart, childrenOf, commandOf, stop, treeRss } from './processes.js';
+import { api, BENCH_KEY, deployTo, startSlipwayProcess, type SlipwayProcess } from './slipway.js';
+import { percentile, round, sleep } from './stats.js';
+
+const N = Number(process.env.BENCH_N ?? 50);
+const LOAD_SECONDS = Number(process.env.BENCH_LOAD_SECONDS ?? 5);
+const DENSITY_APPS = Number(process.env.BENCH_DENSITY_APPS ?? 100);
+const EXAMPLES = resolve('examples');
+
+interface Row {
+  benchmark: string;
+  measured: string;
+  baseline: string;
+  ratio: number;
+  target: string;
+  pass?: boolean;
+}
+const rows: Row[] = [];
+
+async function main(): Promise<void> {
+  const node = await tarGzDir(join(EXAMPLES, 'node'));
+  const site = await tarGzDir(join(EXAMPLES, 'static'));
+  const slipway = await startSlipwayProcess(4);
+  try {
+    await deployRow(
+      slipway,
+      'deploy',
+      node,
+      () => bareStart('server.js', join(EXAMPLES, 'node')),
+      1.0,
+      3,
+    );
+    await deployRow(
+      slipway,
+      'deploy-static',
+      site,
+      () =>
+        bareStart(resolve('bench/fixtures/static-server.mjs'), EXAMPLES, [
+          join(EXAMPLES, 'static'),
+        ]),
+      1.0,
+    );
+    await wakeRow(slipway, node);
+    await proxyRow(slipway, node);
+    await apiRow(slipway, node);
+    await burstRow(slipway, node);
+    await densityRow(slipway, node);
+  } finally {
+    await slipway.close();
+  }
+  printTable();
+}
+
+/** Deploys of a new app until its URL answers, interleaved with the baseline's cold starts. */
+async function deployRow(
+  s: SlipwayProcess,
+  name: string,
+  source: Buffer,
+  baseline: () => ReturnType<typeof bareStart>,
+  p50Target: number,
+  p99Target?: number,
+): Promise<void> {
+  const deploys: number[] = [];
+  const bares: number[] = [];
+  for (let i = 0; i < N; i += 1) {
+    const bare = await baseline();
+    bares.push(bare.ms);
+    await stop(bare.child);
+    const app = `${name}-${i}`;
+    const started = performance.now();
+    const res = await deployTo(s.base, app, source);
+    if (res.status !== 200)
+      throw new Error(`${name}: deploy answered ${res.status} ${JSON.stringify(res.body)}`);
+    const page = await fetchApp(res.body.url as string);
+    if (page.status !== 200) throw new Error(`${name}: URL answered ${page.status}`);
+    deploys.push(performance.now() - started);
+    await api(s.base, 'DELETE', `/v1/apps/${app}`);
+    // Deploys are not back to back in real use: give the pool its background refill.
+    await sleep(300);
+  }
+  const p50 = percentile(deploys, 50) / percentile(bares, 50);
+  const p99 = percentile(deploys, 99) / percentile(bares, 99);
+  rows.push({
+    benchmark: `${name} p50`,
+    measured: `${round(percentile(deploys, 50), 1)} ms`,
+    baseline: `${round(percentile(bares, 50), 1)} ms bare start`,
+    ratio: round(p50),
+    target: `≤ ${p50Target}×`,
+    pass: p50 <= p50Target,
+  });
+  if (p99Target !== undefined) {
+    rows.push({
+      benchmark: `${name} p99`,
+      measured: `${round(percentile(deploys, 99), 1)} ms`,
+      baseline: `${round(percentile(bares, 99), 1)} ms bare start`,
+      ratio: round(p99),
+      target: `≤ ${p99Target}×`,
+      pass: p99 <= p99Target,
+    });
+  }
+}
+
+async function wakeRow(s: SlipwayProcess, source: Buffer): Promise<void> {
+  const res = await deployTo(s.base, 'wake', source);
+  const wakes: number[] = [];
+  const bares: number[] = [];
+  for (let i = 0; i < Math.min(N, 30); i += 1) {
+    await api(s.base, 'POST', '/v1/apps/wake/suspend');
+    await sleep(300);
+    const bare = await bareStart('server.js', join(EXAMPLES, 'node'));
+    bares.push(bare.ms);
+    await stop(bare.child);
+    const started = performance.now();
+    const page = await fetchApp(res.body.url as string);
+    if (page.status !== 200) throw new Error(`wake: URL answered ${page.status}`);
+    wakes.push(performance.now() - started);
+  }
+  const ratio = percentile(wakes, 50) / percentile(bares, 50);
+  rows.push({
+    benchmark: 'wake p50',
+    measured: `${round(percentile(wakes, 50), 1)} ms`,
+    baseline: `${round(percentile(bares, 50), 1)} ms bare start`,
+    ratio: round(ratio),
+    target: '≤ 1.0×',
+    pass: ratio <= 1,
+  });
+}
+
+async function proxyRow(s: SlipwayProcess, source: Buffer): Promise<void> {
+  const res = await deployTo(s.base, 'proxy', source);
+  const host = new URL(res.body.url as string).host;
+  const socketPath = await appSocketOf(s, host);
+  const routed = await loadTest(
+    { host: '127.0.0.1', port: s.port, path: '/', headers: { host } },
+    50,
+    LOAD_SECONDS,
+  );
+  const direct = await loadTest({ socketPath, path: '/' }, 50, LOAD_SECONDS);
+  const ratio = routed.rps / direct.rps;
+  rows.push({
+    benchmark: 'proxy',
+    measured: `${round(routed.rps, 0)} req/s (${routed.errors} errors)`,
+    baseline: `${round(direct.rps, 0)} req/s on the app socket`,
+    ratio: round(ratio),
+    target: '≥ 0.8×',
+    pass: ratio >= 0.8,
+  });
+}
+
+async function apiRow(s: SlipwayProcess, source: Buffer): Promise<void> {
+  await deployTo(s.base, 'api', source);
+  const body = await (await api(s.base, 'GET', '/v1/apps/api')).text();
+  const bare = await bareStart(resolve('bench/fixtures/api-baseline.mjs'), process.cwd(), [body]);
+  try {
+    const headers = { authorization: `Bearer ${BENCH_KEY}` };
+    const ours = await loadTest(
+      { host: '127.0.0.1', port: s.port, path: '/v1/apps/api', headers },
+      50,
+      LOAD_SECONDS,
+    );
+    const base = await loadTest(
+      { host: '127.0.0.1', port: bare.port, path: '/v1/apps/api' },
+      50,
+      LOAD_SECONDS,
+    );
+    const ratio = ours.rps / base.rps;
+    rows.push({
+      benchmark: 'api',
+      measured: `${round(ours.rps, 0)} req/s (${ours.errors} errors)`,
+      baseline: `${round(base.rps, 0)} req/s bare fastify`,
+      ratio: round(ratio),
+      target: '≥ 0.7×',
+      pass: ratio >= 0.7,
+    });
+  } finally {
+    await stop(bare.child);
+  }
+}
+
+async function burstRow(s: SlipwayProcess, source: Buffer): Promise<void> {
+  const started = performance.now();
+  const results = await Promise.all(
+    Array.from({ length: 50 }, (_, i) => deployTo(s.base, `burst-${i}`, source)),
+  );
+  const statuses = results.map((r) => r.status);
+  const accepted = statuses.filter((st) => st === 200 || st === 202).length;
+  for (let i = 0; i < 50; i += 1) {
+    while (true) {
+      const app = (await (await api(s.base, 'GET', `/v1/apps/burst-${i}`)).json()) as {
+        phase: string;
+      };
+      if (app.phase === 'Ready') break;
+      if (app.phase === 'Failed') throw new Error(`burst-${i} failed`);
+      await sleep(50);
+    }
+  }
+  const ms = performance.now() - started;
+  rows.push({
+    benchmark: 'burst',
+    measured: `50 concurrent deploys all Ready in ${round(ms / 1000, 2)} s`,
+    baseline: `${accepted}/50 answered 200/202 (${statuses.filter((st) => st === 200).length} × 200)`,
+    ratio: round(accepted / 50),
+    target: 'report; none lost',
+    pass: accepted === 50,
+  });
+  for (let i = 0; i < 50; i += 1) await api(s.base, 'DELETE', `/v1/apps/burst-${i}`);
+}
+
+async function densityRow(s: SlipwayProcess, source: Buffer): Promise<void> {
+  const names: string[] = [];
+  for (let i = 0; i < DENSITY_APPS; i += 1) {
+    const name = `dense-${i}`;
+    const res = await deployTo(s.base, name, source);
+    if (res.status !== 200) throw new Error(`density: ${name} answered ${res.status}`);
+    await fetchApp(res.body.url as string);
+    names.push(name);
+  }
+  await sleep(2000);
+  const sandboxes = childrenOf(s.child.pid as number).filter((pid) =>
+    commandOf(pid).startsWith('bwrap'),
+  );
+  const rss = sandboxes.map(treeRss).sort((a, b) => a - b);
+  const claimed = rss.slice(-DENSITY_APPS);
+  const perApp = claimed.reduce((a, b) => a + b, 0) / claimed.length;
+  const bare = await bareStart('server.js', join(EXAMPLES, 'node'));
+  await fetchApp(`http://127.0.0.1:${bare.port}/`);
+  await sleep(500);
+  const bareRss = treeRss(bare.child.pid as number);
+  await stop(bare.child);
+  const ratio = perApp / bareRss;
+  rows.push({
+    benchmark: `density (${claimed.length} apps)`,
+    measured: `${round(perApp / 1048576, 1)} MiB RSS per idle Ready app`,
+    baseline: `${round(bareRss / 1048576, 1)} MiB bare node server.js`,
+    ratio: round(ratio),
+    target: '≤ 1.2×',
+    pass: ratio <= 1.2,
+  });
+}
+
+/** The app socket of the sandbox serving `host`: the one whose app answers like the routed URL. */
+async function appSocketOf(s: SlipwayProcess, host: string): Promise<string> {
+  const dir = join(s.dataDir, 'sandboxes');
+  for (const id of readdirSync(dir)) {
+    const socketPath = join(dir, id, 'app.sock');
+    const answer = await probe(socketPath);
+    if (answer.includes('hello from node')) return socketPath;
+  }
+  throw new Error(`no app socket answers for ${host}`);
+}
+
+async function probe(socketPath: string): Promise<string> {
+  const { request } = await import('node:http');
+  return new Promise((resolvePromise) => {
+    const req = request({ socketPath, path: '/' }, (res) => {
+      let text = '';
+      res.on('data', (c: Buffer) => (text += c.toString()));
+      res.on('end', () => resolvePromise(text));
+    });
+    req.on('error', () => resolvePromise(''));
+    req.end();
+  });
+}
+
+function printTable(): void {
+  const header = ['benchmark', 'measured', 'baseline (same run)', 'ratio', 'target', 'met'];
+  const lines = rows.map((r) => [
+    r.benchmark,
+    r.measured,
+    r.baseline,
+    `${r.ratio}×`,
+    r.target,
+    r.pass ? 'yes' : 'no',
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => (l[i] ?? '').length)));
+  const fmt = (cells: string[]) =>
+    `| ${cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join(' | ')} |`;
+  console.log(fmt(header));
+  console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
+  for (const line of lines) console.log(fmt(line));
+  console.log(JSON.stringify({ node: process.version, n: N, rows }, null, 2));
+}
+
+main().catch((err: unknown) => {
+  console.error('bench failed:', err);
+  process.exit(1);
+});

@@ -1,0 +1,100 @@
+import { request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { AppRegistry } from '../actors/registry.js';
+import type { PublicUrls } from './public-urls.js';
+
+/**
+ * Routes `Host: <name>.<apps domain>` requests to the app's sandbox, before fastify sees them:
+ * streaming both ways, websockets included. A Suspended app is woken and the request held until it
+ * is Ready; every request pushes the app's idle deadline.
+ */
+export class AppRouter {
+  constructor(
+    private readonly registry: AppRegistry,
+    private readonly urls: PublicUrls,
+    private readonly log: (level: 'error', msg: string, extra?: object) => void,
+    private readonly wakeWaitMs = 30_000,
+  ) {}
+
+  /** The app a request addresses, or undefined when it is for the control plane. */
+  appFor(req: IncomingMessage): string | undefined {
+    return this.urls.appForHost(req.headers.host);
+  }
+
+  async handle(name: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const sandbox = await this.registry.route(name, { waitMs: this.wakeWaitMs });
+    if (!sandbox) return page(res, 404, `No app named “${name}” is live here.`);
+    this.registry.touch(name);
+    const upstream = httpRequest(
+      {
+        createConnection: () => sandbox.connect(),
+        method: req.method,
+        path: req.url,
+        headers: forwardedHeaders(req),
+      },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.statusMessage, answer.rawHeaders);
+        answer.pipe(res);
+        answer.on('error', () => res.destroy());
+      },
+    );
+    upstream.on('error', () => {
+      if (!res.headersSent) page(res, 502, `The app “${name}” did not answer.`);
+      else res.destroy();
+    });
+    res.on('close', () => upstream.destroy());
+    req.pipe(upstream);
+  }
+
+  /** Answers a request whose routing failed, without leaking the error to the app's visitor. */
+  fail(res: ServerResponse, err: unknown): void {
+    this.log('error', 'app routing failed', { err });
+    if (!res.headersSent) page(res, 502, 'The app could not be reached.');
+    else res.destroy();
+  }
+
+  /** Websocket (or any) upgrade: the request head is replayed to the app, then bytes flow both ways. */
+  async upgrade(name: string, req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    socket.on('error', () => socket.destroy());
+    const sandbox = await this.registry.route(name, { waitMs: this.wakeWaitMs });
+    if (!sandbox) {
+      socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      return;
+    }
+    this.registry.touch(name);
+    const app = sandbox.connect();
+    app.on('error', () => socket.destroy());
+    socket.on('close', () => app.destroy());
+    const headers = forwardedHeaders(req);
+    const lines = [`${req.method} ${req.url} HTTP/1.1`];
+    for (const [key, value] of Object.entries(headers)) {
+      for (const v of Array.isArray(value) ? value : [value]) lines.push(`${key}: ${v}`);
+    }
+    app.write(`${lines.join('\r\n')}\r\n\r\n`);
+    if (head.length) app.write(head);
+    app.pipe(socket);
+    socket.pipe(app);
+  }
+}
+
+function forwardedHeaders(req: IncomingMessage): Record<string, string | string[]> {
+  const headers: Record<string, string | string[]> = {};
+  for (const [key, value] of Object.entries(req.headers)) {
+    if (value !== undefined) headers[key] = value;
+  }
+  const peer = req.socket.remoteAddress ?? '';
+  const prior = req.headers['x-forwarded-for'];
+  headers['x-forwarded-for'] = prior ? `${String(prior)}, ${peer}` : peer;
+  headers['x-forwarded-host'] = req.headers.host ?? '';
+  headers['x-forwarded-proto'] = 'encrypted' in req.socket ? 'https' : 'http';
+  return headers;
+}
+
+function page(res: ServerResponse, status: number, text: string): void {
+  const body = `<!doctype html><meta charset="utf-8"><title>${status}</title><h1>${status}</h1><p>${text}</p>\n`;
+  res.writeHead(status, {
+    'content-type': 'text/html; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+  });
+  res.end(body);
+}

@@ -1,0 +1,118 @@
+import multipart from '@fastify/multipart';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { AppRegistry } from '../actors/registry.js';
+import { requireIdentity } from '../auth/guards.js';
+import { AppError } from '../errors.js';
+import { deployFailed, type AppService } from '../services/app-service.js';
+import { appView } from '../services/app-view.js';
+import { parseMetadataJson } from '../services/deploy-metadata.js';
+import { appIdParams, deployResponse, listQuery } from './apps-schemas.js';
+
+const METADATA_MAX_BYTES = 256 * 1024;
+const LAST_LOG_LINES = 20;
+
+/** `/v1/deploy` and `/v1/apps*`: deploy, list, get, delete, suspend, resume (spec §4). */
+export function appsRoutes(service: AppService, registry: AppRegistry, maxSourceBytes: number) {
+  return async function routes(app: FastifyInstance): Promise<void> {
+    await app.register(multipart, {
+      limits: {
+        fileSize: maxSourceBytes,
+        files: 2,
+        fields: 4,
+        fieldSize: METADATA_MAX_BYTES,
+        parts: 6,
+      },
+    });
+
+    app.post('/v1/deploy', { schema: { response: deployResponse } }, async (request, reply) => {
+      const identity = requireIdentity(request);
+      const { metadataText, source } = await readDeployParts(request);
+      const metadata = parseMetadataJson(metadataText);
+      if (!source || source.length === 0) {
+        throw new AppError(
+          400,
+          'missing_source',
+          'a source part with a gzipped tarball is required',
+        );
+      }
+      const { app: deployed } = await service.deploy(identity, metadata, source);
+      if (deployed.phase === 'Failed') {
+        const logs = registry
+          .logs(deployed.id)
+          .slice(-LAST_LOG_LINES)
+          .map((l) => `${l.time} ${l.text}`);
+        throw deployFailed(deployed.id, deployed.reason, deployed.message, logs);
+      }
+      if (deployed.phase === 'Ready' && deployed.url) {
+        return reply.status(200).send({ app_id: deployed.id, url: deployed.url });
+      }
+      return reply.status(202).send({ app_id: deployed.id, status_url: `/v1/apps/${deployed.id}` });
+    });
+
+    app.get('/v1/apps', { schema: { querystring: listQuery } }, async (request) => {
+      const { limit, offset } = request.query as { limit?: number; offset?: number };
+      const page = service.list(requireIdentity(request), { limit, offset });
+      return { items: page.items.map(appView), total: page.total };
+    });
+
+    app.get('/v1/apps/:id', { schema: { params: appIdParams } }, async (request) =>
+      appView(service.get(requireIdentity(request), idOf(request))),
+    );
+
+    app.delete('/v1/apps/:id', { schema: { params: appIdParams } }, async (request, reply) => {
+      await service.delete(requireIdentity(request), idOf(request));
+      return reply.status(204).send();
+    });
+
+    app.post('/v1/apps/:id/suspend', { schema: { params: appIdParams } }, async (request) =>
+      appView(await service.suspend(requireIdentity(request), idOf(request))),
+    );
+
+    app.post('/v1/apps/:id/resume', { schema: { params: appIdParams } }, async (request) =>
+      appView(await service.resume(requireIdentity(request), idOf(request))),
+    );
+  };
+}
+
+const idOf = (request: FastifyRequest): string => (request.params as { id: string }).id;
+
+/** Reads both parts in whatever order they come; every file stream is consumed so none hangs. */
+async function readDeployParts(
+  request: FastifyRequest,
+): Promise<{ metadataText?: string; source?: Buffer }> {
+  if (!request.isMultipart()) {
+    throw new AppError(
+      400,
+      'bad_multipart',
+      'deploy needs a multipart/form-data body with source and metadata parts',
+    );
+  }
+  let metadataText: string | undefined;
+  let source: Buffer | undefined;
+  try {
+    for await (const part of request.parts()) {
+      if (part.type === 'file') {
+        const data = await part.toBuffer();
+        if (part.fieldname === 'source') source = data;
+        else if (part.fieldname === 'metadata') metadataText = data.toString('utf8');
+      } else if (part.fieldname === 'metadata') {
+        metadataText = String(part.value);
+      }
+    }
+  } catch (err) {
+    throw multipartError(err);
+  }
+  return { metadataText, source };
+}
+
+function multipartError(err: unknown): AppError {
+  if (err instanceof AppError) return err;
+  const code = (err as { code?: string }).code;
+  if (code === 'FST_REQ_FILE_TOO_LARGE') {
+    return new AppError(413, 'payload_too_large', 'source tarball is larger than 50 MB');
+  }
+  if (code === 'FST_FIELDS_LIMIT' || code === 'FST_FILES_LIMIT' || code === 'FST_PARTS_LIMIT') {
+    return new AppError(400, 'bad_multipart', 'too many parts: send exactly source and metadata');
+  }
+  return new AppError(400, 'bad_multipart', `malformed multipart body: ${(err as Error).message}`);
+}

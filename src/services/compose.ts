@@ -1,0 +1,88 @@
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { AppRegistry } from '../actors/registry.js';
+import { ConfigError } from '../config/load.js';
+import { durationMs, type Config } from '../config/schema.js';
+import { AppRouter } from '../http/app-router.js';
+import { PublicUrls } from '../http/public-urls.js';
+import type { Store } from '../persistence/store.js';
+import { createLocalRuntime } from '../runtime/local/local-runtime.js';
+import type { Runtime } from '../runtime/runtime.js';
+import { createDiskSourceStore } from '../sources/disk-source-store.js';
+import type { SourceStore } from '../sources/source-store.js';
+import { AppService } from './app-service.js';
+
+/** The deploy side of Slipway, wired once per server: source store, runtime, actors, router. */
+export interface DeployServices {
+  urls: PublicUrls;
+  sourceStore: SourceStore;
+  runtime: Runtime;
+  registry: AppRegistry;
+  apps: AppService;
+  router: AppRouter;
+  /** The one shared token of the in-sandbox agents (spec §4 /internal/sources); never logged. */
+  agentToken: string;
+  /** Once the listener is up: the base URL is known, the pools boot, the apps come back. */
+  start(baseURL: string): Promise<void>;
+  stop(): Promise<void>;
+  runtimeReadiness(): { ok: boolean; [detail: string]: unknown };
+}
+
+export type Log = (level: 'info' | 'warn' | 'error', msg: string, extra?: object) => void;
+
+/** Builds the services; nothing starts until `startDeployServices`. */
+export function createDeployServices(config: Config, store: Store, log: Log): DeployServices {
+  if (config.runtime.backend !== 'local') {
+    throw new ConfigError(
+      `config: runtime.backend: "${config.runtime.backend}" is not available in this build; use "local"`,
+    );
+  }
+  const agentToken = randomBytes(32).toString('base64url');
+  const urls = new PublicUrls(config.server.appsDomain);
+  const sourceStore = createDiskSourceStore(join(config.server.dataDir, 'sources'));
+  const runtime = createLocalRuntime({
+    dataDir: config.server.dataDir,
+    sourceStore,
+    agentToken,
+    poolSize: config.runtime.poolSize,
+    startTimeoutMs: durationMs(config.runtime.startTimeout),
+    memoryLimitMB: config.runtime.memoryLimitMB,
+    pidsLimit: config.runtime.pidsLimit,
+    allowPrivate: config.runtime.egress.allowPrivate,
+    log: (msg, extra) => log('info', msg, extra),
+  });
+  const registry = new AppRegistry({
+    store,
+    runtime,
+    sourceStore,
+    appUrl: (name) => urls.appUrl(name),
+    log,
+  });
+  const apps = new AppService({ store, sourceStore, registry, config, log });
+  const router = new AppRouter(registry, urls, log);
+  let started = false;
+  return {
+    urls,
+    sourceStore,
+    runtime,
+    registry,
+    apps,
+    router,
+    agentToken,
+    async start(baseURL) {
+      urls.setBase(baseURL);
+      await runtime.start();
+      await registry.start();
+      started = true;
+    },
+    async stop() {
+      started = false;
+      await registry.stop();
+      await runtime.stop();
+    },
+    runtimeReadiness() {
+      const status = runtime.status();
+      return { ...status, ok: started && status.ok };
+    },
+  };
+}

@@ -193,8 +193,9 @@ async function burstRow(s: SlipwayProcess, source: Buffer): Promise<void> {
   );
   const statuses = results.map((r) => r.status);
   const accepted = statuses.filter((st) => st === 200 || st === 202).length;
+  const deadline = Date.now() + 180_000;
   for (let i = 0; i < 50; i += 1) {
-    while (true) {
+    while (Date.now() < deadline) {
       const app = (await (await api(s.base, 'GET', `/v1/apps/burst-${i}`)).json()) as {
         phase: string;
       };
@@ -204,6 +205,7 @@ async function burstRow(s: SlipwayProcess, source: Buffer): Promise<void> {
     }
   }
   const ms = performance.now() - started;
+  if (Date.now() >= deadline) throw new Error('burst: not all apps Ready within 180 s');
   rows.push({
     benchmark: 'burst',
     measured: `50 concurrent deploys all Ready in ${round(ms / 1000, 2)} s`,

@@ -5,7 +5,10 @@ import { AppError } from '../errors.js';
 export function installErrorHandlers(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | AppError, request, reply) => {
     const appError = toAppError(error);
-    if (appError.status >= 500) request.log.error({ err: error }, 'request failed');
+    // AppErrors are answers (503 not_ready, 500 deploy_failed); only the unexpected is logged.
+    if (!(error instanceof AppError) && appError.status >= 500) {
+      request.log.error({ err: error }, 'request failed');
+    }
     const headers = appError.details?.retryAfterSeconds;
     if (typeof headers === 'number') void reply.header('retry-after', String(headers));
     return reply.status(appError.status).send(appError.toBody());

@@ -30,30 +30,34 @@ async function main(): Promise<void> {
   const node = await tarGzDir(join(EXAMPLES, 'node'));
   const site = await tarGzDir(join(EXAMPLES, 'static'));
   const slipway = await startSlipwayProcess(4);
+  const only = process.env.BENCH_ONLY?.split(',');
+  const want = (row: string): boolean => !only || only.includes(row);
   try {
-    await deployRow(
-      slipway,
-      'deploy',
-      node,
-      () => bareStart('server.js', join(EXAMPLES, 'node')),
-      1.0,
-      3,
-    );
-    await deployRow(
-      slipway,
-      'deploy-static',
-      site,
-      () =>
-        bareStart(resolve('bench/fixtures/static-server.mjs'), EXAMPLES, [
-          join(EXAMPLES, 'static'),
-        ]),
-      1.0,
-    );
-    await wakeRow(slipway, node);
-    await proxyRow(slipway, node);
-    await apiRow(slipway, node);
-    await burstRow(slipway, node);
-    await densityRow(slipway, node);
+    if (want('deploy')) {
+      await deployRow(
+        slipway,
+        'deploy',
+        node,
+        () => bareStart('server.js', join(EXAMPLES, 'node')),
+        1.0,
+        3,
+      );
+    }
+    if (want('deploy-static')) {
+      const staticServer = resolve('bench/fixtures/static-server.mjs');
+      await deployRow(
+        slipway,
+        'deploy-static',
+        site,
+        () => bareStart(staticServer, EXAMPLES, [join(EXAMPLES, 'static')]),
+        1.0,
+      );
+    }
+    if (want('wake')) await wakeRow(slipway, node);
+    if (want('proxy')) await proxyRow(slipway, node);
+    if (want('api')) await apiRow(slipway, node);
+    if (want('burst')) await burstRow(slipway, node);
+    if (want('density')) await densityRow(slipway, node);
   } finally {
     await slipway.close();
   }

@@ -1,6 +1,12 @@
-import { request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import {
+  Agent,
+  request as httpRequest,
+  type IncomingMessage,
+  type ServerResponse,
+} from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { AppRegistry } from '../actors/registry.js';
+import type { Sandbox } from '../runtime/runtime.js';
 import type { PublicUrls } from './public-urls.js';
 
 /**
@@ -27,7 +33,7 @@ export class AppRouter {
     this.registry.touch(name);
     const upstream = httpRequest(
       {
-        createConnection: () => sandbox.connect(),
+        agent: agentFor(sandbox),
         method: req.method,
         path: req.url,
         headers: forwardedHeaders(req),
@@ -65,7 +71,7 @@ export class AppRouter {
     const app = sandbox.connect();
     app.on('error', () => socket.destroy());
     socket.on('close', () => app.destroy());
-    const headers = forwardedHeaders(req);
+    const headers = forwardedHeaders(req, true);
     const lines = [`${req.method} ${req.url} HTTP/1.1`];
     for (const [key, value] of Object.entries(headers)) {
       for (const v of Array.isArray(value) ? value : [value]) lines.push(`${key}: ${v}`);
@@ -77,10 +83,38 @@ export class AppRouter {
   }
 }
 
-function forwardedHeaders(req: IncomingMessage): Record<string, string | string[]> {
+/**
+ * One keep-alive agent per sandbox: connections to the app socket are reused across requests, as
+ * a browser reuses its own; the agent goes away with the sandbox.
+ */
+const agents = new WeakMap<Sandbox, Agent>();
+function agentFor(sandbox: Sandbox): Agent {
+  let agent = agents.get(sandbox);
+  if (!agent) {
+    agent = new Agent({ keepAlive: true, maxSockets: 256, maxFreeSockets: 64, timeout: 60_000 });
+    agent.createConnection = () => sandbox.connect();
+    agents.set(sandbox, agent);
+  }
+  return agent;
+}
+
+/** Hop-by-hop headers (RFC 9110 §7.6.1) belong to one connection; the upgrade path keeps its own. */
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'upgrade',
+]);
+
+function forwardedHeaders(
+  req: IncomingMessage,
+  upgrade = false,
+): Record<string, string | string[]> {
   const headers: Record<string, string | string[]> = {};
   for (const [key, value] of Object.entries(req.headers)) {
-    if (value !== undefined) headers[key] = value;
+    if (value !== undefined && (upgrade || !HOP_BY_HOP.has(key))) headers[key] = value;
   }
   const peer = req.socket.remoteAddress ?? '';
   const prior = req.headers['x-forwarded-for'];

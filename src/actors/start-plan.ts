@@ -1,5 +1,5 @@
 import type { Store } from '../persistence/store.js';
-import type { InjectSpec, Runtime } from '../runtime/runtime.js';
+import type { InjectSpec, Lane, Runtime } from '../runtime/runtime.js';
 
 /** What starting one version of an app needs, or why it cannot start before any sandbox exists. */
 export type StartPlan =
@@ -34,6 +34,19 @@ export function planStart(
         `(available: ${runtime.templates.join(', ') || 'none'}); set the runtime template to one of them`,
     };
   }
+  // The version's lane, not the app's: a rollback runs the old source the way it was classified.
+  const lane = row.lane;
+  if (!isLane(lane)) {
+    return {
+      ok: false,
+      reason: 'UnknownLane',
+      message: `version ${version} of ${appId} has lane "${lane}"; deploy again with runtime.lane fast or general`,
+    };
+  }
+  const unavailable = runtime.laneUnavailable(row.template, lane);
+  if (unavailable !== undefined) {
+    return { ok: false, reason: 'LaneUnavailable', message: unavailable };
+  }
   return {
     ok: true,
     template: row.template,
@@ -42,9 +55,14 @@ export function planStart(
       version,
       sourceKey: row.sourceKey,
       template: row.template,
+      lane,
       entrypoint: row.entrypoint ?? app.entrypoint,
       env: app.env,
       allowedHosts: app.allowedHosts,
     },
   };
+}
+
+function isLane(value: string): value is Lane {
+  return value === 'fast' || value === 'general';
 }

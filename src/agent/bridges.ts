@@ -27,7 +27,8 @@ export function listenAppSocket(): Promise<{
 /** Raw byte piping to the app's TCP port: websockets, SSE and HTTP/1.1 upgrades just work. */
 export function tcpBridge(host: string, port: number): AppHandler {
   return (client) => {
-    const upstream = net.connect({ host, port, allowHalfOpen: true });
+    // No Nagle: a response written in pieces must not wait for a delayed ACK on loopback.
+    const upstream = net.connect({ host, port, allowHalfOpen: true, noDelay: true });
     upstream.on('error', (err) => warn('app port connection failed', { error: err.message }));
     splice(client, upstream);
   };

@@ -3,7 +3,7 @@ import http from 'node:http';
 import type net from 'node:net';
 import { errorText, warn } from './diag.js';
 import type { RingLine } from './log-ring.js';
-import type { InjectRequest } from './protocol.js';
+import type { InjectRequest, InstallRequest } from './protocol.js';
 
 export interface ControlHandlers {
   status(): Record<string, unknown>;
@@ -13,6 +13,8 @@ export interface ControlHandlers {
   inject(request: InjectRequest, socket: net.Socket): Promise<{ status: number; body: unknown }>;
   /** Called after the answer is written. */
   afterInject(status: number): void;
+  /** The general lane's install, before the inject. */
+  install(request: InstallRequest): Promise<{ status: number; body: unknown }>;
   stop(): void;
 }
 
@@ -62,6 +64,18 @@ export function createControlServer(token: string, handlers: ControlHandlers): h
         (body) => send(200, { ok: true, body }),
         (err: unknown) => send(400, { error: errorText(err) }),
       );
+      return;
+    }
+    if (route === 'POST /install') {
+      readJson(req)
+        .then((body) => handlers.install(body as InstallRequest))
+        .then(
+          ({ status, body }) => send(status, body),
+          (err: unknown) => {
+            warn('install failed', { error: errorText(err) });
+            send(500, { ok: false, error: errorText(err) });
+          },
+        );
       return;
     }
     if (route !== 'POST /inject') return send(404, { error: `no route ${route}` });

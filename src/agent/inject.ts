@@ -1,11 +1,15 @@
+import { existsSync, statSync } from 'node:fs';
 import type net from 'node:net';
+import { join } from 'node:path';
 import { appEnv } from './app-env.js';
 import { tcpBridge, type AppHandler } from './bridges.js';
 import { errorText } from './diag.js';
 import { resolveEntrypoint, staticRoot } from './entrypoint.js';
 import type { NodeApp } from './node-app.js';
 import {
+  APP_DIR,
   APP_PORT,
+  PIP_TARGET,
   type ExitReport,
   type InjectRequest,
   type InjectResponse,
@@ -16,7 +20,8 @@ import { createStaticServer } from './static-server.js';
 import { BadSourceError, pullAndUnpack } from './unpack.js';
 import { waitForPort } from './wait-port.js';
 
-export type Phase = 'idle' | 'starting' | 'running' | 'failed' | 'exited';
+export type Phase =
+  'idle' | 'installing' | 'installed' | 'starting' | 'running' | 'failed' | 'exited';
 
 export interface InjectContext {
   template: Template;
@@ -24,6 +29,10 @@ export interface InjectContext {
   phase: Phase;
   node?: NodeApp;
   python?: PythonApp;
+  /** The interpreter the python template runs (and installs with). */
+  pythonBin?: string;
+  /** The source key the general lane's install unpacked into /app. */
+  installed?: string;
   setAppHandler(handler: AppHandler): void;
 }
 
@@ -33,14 +42,18 @@ type Answer = { status: number; body: InjectResponse | { ok: false; error: strin
  * One inject: pull and unpack the source, start the app, and answer once it accepts connections.
  * The answer is the whole protocol: 200 started, 422 exited first (with its exit report), 400 the
  * source or entrypoint cannot work, 504 it never answered, 409 this sandbox was already used.
+ * After the general lane's install the source is in /app already: the same key skips the pull.
  */
 export async function runInject(
   ctx: InjectContext,
   req: InjectRequest,
   socket: net.Socket,
 ): Promise<Answer> {
-  if (ctx.phase !== 'idle')
-    return { status: 409, body: { ok: false, error: `sandbox is ${ctx.phase}` } };
+  const installed = ctx.phase === 'installed' && ctx.installed === req.sourceKey;
+  if (ctx.phase !== 'idle' && !installed) {
+    const what = ctx.phase === 'installed' ? ` with ${ctx.installed ?? 'another source'}` : '';
+    return { status: 409, body: { ok: false, error: `sandbox is ${ctx.phase}${what}` } };
+  }
   ctx.phase = 'starting';
   const t0 = performance.now();
   const deadline = Date.now() + (req.startTimeoutMs > 0 ? req.startTimeoutMs : 30_000);
@@ -49,7 +62,7 @@ export async function runInject(
     return { status, body: { ok: false, error } };
   };
   try {
-    await pullAndUnpack(req.sourceKey, ctx.token);
+    if (!installed) await pullAndUnpack(req.sourceKey, ctx.token);
   } catch (err) {
     return fail(
       err instanceof BadSourceError ? 400 : 502,
@@ -89,8 +102,11 @@ export async function runInject(
     // This call must not keep a node app alive that has nothing else to do.
     socket.unref();
     await ctx.node.start(entry, env);
-  } else {
-    ctx.python?.start(entry, env);
+  } else if (ctx.python) {
+    const paths = pythonPaths(ctx.python.version);
+    if (paths.length > 0)
+      env.PYTHONPATH = [...paths, env.PYTHONPATH ?? ''].filter(Boolean).join(':');
+    ctx.python.start(entry, env, paths);
   }
   const outcome = await waitForPort(APP_PORT, deadline, gone);
   if (outcome.kind === 'ready') {
@@ -106,6 +122,19 @@ export async function runInject(
     504,
     `the app did not accept connections on port ${APP_PORT} (PORT) within ${req.startTimeoutMs} ms`,
   );
+}
+
+/**
+ * What the app imports from besides the stdlib (docs/classifier.md): the general lane's install
+ * target, then vendored packages (`pip install --target vendor`, PEP 582 `__pypackages__`).
+ */
+function pythonPaths(version: string | undefined): string[] {
+  const candidates = [
+    PIP_TARGET,
+    join(APP_DIR, 'vendor'),
+    ...(version ? [join(APP_DIR, '__pypackages__', version, 'lib')] : []),
+  ];
+  return candidates.filter((dir) => existsSync(dir) && statSync(dir).isDirectory());
 }
 
 function round(ms: number): number {

@@ -4,6 +4,7 @@ import { listen, listenAppSocket, listenEgressForwarder } from './bridges.js';
 import { createControlServer } from './control.js';
 import { diag, errorText, lastDiagError } from './diag.js';
 import { runInject, type InjectContext } from './inject.js';
+import { runInstall } from './install.js';
 import { ring, tapProcessOutput } from './log-ring.js';
 import { NodeApp } from './node-app.js';
 import {
@@ -47,7 +48,8 @@ async function main(): Promise<void> {
     return exit.code ?? (signo !== undefined ? 128 + signo : 1);
   };
   if (boot.template === 'python') {
-    ctx.python = await PythonApp.boot(boot.python ?? '/usr/bin/python3');
+    ctx.pythonBin = boot.python ?? '/usr/bin/python3';
+    ctx.python = await PythonApp.boot(ctx.pythonBin);
     ctx.python.onExit((exit) => {
       // While an inject is pending, its answer carries the exit; afterInject ends us.
       if (ctx.phase !== 'starting') process.exit(exitFor(exit));
@@ -75,6 +77,7 @@ async function main(): Promise<void> {
     },
     logs: (lines) => ring.last(lines),
     inject: (request, socket) => runInject(ctx, request, socket),
+    install: (request) => runInstall(ctx, request),
     afterInject: (status) => {
       const exit = ctx.node?.exit ?? ctx.python?.exit;
       if (status === 422 && exit) process.exit(exitFor(exit));

@@ -7,6 +7,7 @@
  * fd once `agent.sock` listens and the template's runtime is warm.
  * Inject: one `POST /inject` on `agent.sock`; the agent pulls the source through `sources.sock`,
  * unpacks it, starts the app and answers once the app accepts connections (or exits, or times out).
+ * The general lane's `POST /install` comes first (see InstallRequest).
  */
 
 /** Where the per-sandbox socket directory appears inside the sandbox. */
@@ -44,6 +45,61 @@ export interface InjectRequest {
   env: { name: string; value: string }[];
   startTimeoutMs: number;
 }
+
+/**
+ * General lane: `POST /install` comes before `POST /inject` (same sourceKey). The agent pulls and
+ * unpacks the source, runs the template's install step in /app, and answers; the inject then
+ * starts the app from what is already there. Two calls, so the host can narrow the egress rules
+ * back to the app's own between the install and the app's first line of code.
+ */
+export interface InstallRequest {
+  sourceKey: string;
+  /** The deploy's env items: a build step may read them (API URLs baked into a bundle). */
+  env: { name: string; value: string }[];
+  timeoutMs: number;
+  /** The node template's install: the host's npm, registry and CA. */
+  npm?: NpmInstall;
+  /** The python template's install: the host's package index and CA. */
+  pip?: PipInstall;
+}
+
+/** CA bundle for TLS to the index: a path the sandbox sees, or its contents to write out. */
+export interface CaBundle {
+  cafile?: string;
+  ca?: string;
+}
+
+export interface NpmInstall extends CaBundle {
+  /** npm-cli.js of the host's node, on a read-only bind at the same path. */
+  cli: string;
+  registry: string;
+  /** `@scope:registry` keys of the host's npm config. */
+  scoped: Record<string, string>;
+}
+
+export interface PipInstall extends CaBundle {
+  /** The index URL (`--index-url`). */
+  index: string;
+}
+
+/** Where the python general lane installs to; on the app's sys.path and PYTHONPATH. */
+export const PIP_TARGET = '/app/.slipway/site-packages';
+
+/** A step of the install that failed or ran out of time, with its own last output lines. */
+export interface InstallFailure {
+  /** As the user would type it: `npm ci`, `npm run build`, `pip install`. */
+  command: string;
+  code: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  lastLines: string[];
+}
+
+/** 200: installed; 424: a step failed (InstallFailure); 400: the source is unusable; 5xx: other. */
+export type InstallResponse =
+  | { ok: true; ms: { pull: number; install: number }; steps: string[] }
+  | { ok: false; install: InstallFailure }
+  | { ok: false; error: string };
 
 export interface ExitReport {
   code: number | null;

@@ -5,12 +5,14 @@ import { ring } from './log-ring.js';
 import { APP_DIR, EXIT_LINES, type ExitReport } from './protocol.js';
 
 /**
- * Pre-started at boot: imports what a small web app's first lines import, says `R` on fd 3, then
- * waits for one JSON line on stdin and runs the entrypoint as `python3 <entry>` would (argv,
- * sys.path[0], cwd, env) via runpy. Interpreter start-up is paid before the deploy, not during it.
+ * Pre-started at boot: imports what a small web app's first lines import, says `R<major.minor>` on
+ * fd 3, then waits for one JSON line on stdin and runs the entrypoint as `python3 <entry>` would
+ * (argv, sys.path[0], cwd, env) via runpy. Interpreter start-up is paid before the deploy, not
+ * during it. PYTHONPATH was read at start-up, before the app existed: its `path` entries go into
+ * sys.path where PYTHONPATH would have put them (after the script's dir), with their .pth files.
  */
 const BOOTSTRAP = `
-import os, sys, json, runpy
+import os, sys, json, runpy, site
 import socket, threading, http.server, socketserver, urllib.parse, urllib.request, wsgiref.simple_server
 import pkgutil
 # A rehearsal: runpy's first run and the first name lookup (NSS) each cost milliseconds.
@@ -21,7 +23,7 @@ runpy.run_path(warm, run_name='__warm__')
 os.remove(warm)
 socket.getfqdn('127.0.0.1')
 del warm, f
-os.write(3, b'R')
+os.write(3, ('R%d.%d' % sys.version_info[:2]).encode())
 line = sys.stdin.readline()
 if not line:
     sys.exit(0)
@@ -36,7 +38,9 @@ os.chdir(cmd['cwd'])
 entry = cmd['entry']
 sys.argv = [entry]
 sys.path[0] = os.path.dirname(entry)
-del os, sys, json, null, line, cmd
+sys.path[1:1] = cmd['path']
+[site.addsitedir(p) for p in cmd['path']]
+del os, sys, json, null, line, cmd, site
 runpy.run_path(entry, run_name='__main__')
 `;
 
@@ -44,6 +48,8 @@ const OUTPUT_DRAIN_MS = 200;
 
 export class PythonApp {
   exit: ExitReport | undefined;
+  /** `3.11`: the interpreter's version, as PEP 582's `__pypackages__/<version>/lib` names it. */
+  version: string | undefined;
   private readonly exitListeners: ((exit: ExitReport) => void)[] = [];
 
   private constructor(private readonly child: ChildProcess) {
@@ -77,8 +83,9 @@ export class PythonApp {
     (child.stderr as Readable).on('data', (chunk: Buffer) => process.stderr.write(chunk));
     const control = child.stdio[3] as Readable;
     return new Promise((resolve, reject) => {
-      control.once('data', () => {
-        info('python warm', { pid: child.pid });
+      control.once('data', (chunk: Buffer) => {
+        app.version = /^R(\d+\.\d+)/.exec(chunk.toString('latin1'))?.[1];
+        info('python warm', { pid: child.pid, version: app.version });
         resolve(app);
       });
       child.once('error', reject);
@@ -93,10 +100,11 @@ export class PythonApp {
     else this.exitListeners.push(listener);
   }
 
-  start(entry: string, env: Record<string, string>): void {
+  /** `path`: directories to import from, as PYTHONPATH entries would be. */
+  start(entry: string, env: Record<string, string>, path: string[] = []): void {
     const stdin = this.child.stdin;
     if (!stdin) throw new Error('python has no stdin');
-    stdin.end(`${JSON.stringify({ entry, env, cwd: APP_DIR })}\n`);
+    stdin.end(`${JSON.stringify({ entry, env, cwd: APP_DIR, path })}\n`);
   }
 
   /** Passes a stop request on: the agent's own SIGTERM would not reach its child. */

@@ -15,12 +15,20 @@ import type { PublicUrls } from './public-urls.js';
  * is Ready; every request pushes the app's idle deadline.
  */
 export class AppRouter {
+  private readonly tunnels = new Set<Duplex>();
+
   constructor(
     private readonly registry: AppRegistry,
     private readonly urls: PublicUrls,
     private readonly log: (level: 'error', msg: string, extra?: object) => void,
     private readonly wakeWaitMs = 30_000,
   ) {}
+
+  /** Closes every upgraded connection (the HTTP server no longer tracks them): for shutdown. */
+  closeTunnels(): void {
+    for (const socket of this.tunnels) socket.destroy();
+    this.tunnels.clear();
+  }
 
   /** The app a request addresses, or undefined when it is for the control plane. */
   appFor(req: IncomingMessage): string | undefined {
@@ -39,7 +47,7 @@ export class AppRouter {
         headers: forwardedHeaders(req),
       },
       (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.statusMessage, answer.rawHeaders);
+        res.writeHead(answer.statusCode ?? 502, answer.statusMessage, endToEnd(answer.rawHeaders));
         answer.pipe(res);
         answer.on('error', () => res.destroy());
       },
@@ -69,8 +77,22 @@ export class AppRouter {
     }
     this.registry.touch(name);
     const app = sandbox.connect();
+    this.tunnels.add(socket);
     app.on('error', () => socket.destroy());
-    socket.on('close', () => app.destroy());
+    // Either side finishing ends the tunnel: half-open websockets would outlive both peers' interest.
+    socket.on('end', () => {
+      app.destroy();
+      socket.destroy();
+    });
+    app.on('end', () => {
+      socket.end();
+      app.destroy();
+    });
+    socket.on('close', () => {
+      this.tunnels.delete(socket);
+      app.destroy();
+    });
+    app.on('close', () => socket.end());
     const headers = forwardedHeaders(req, true);
     const lines = [`${req.method} ${req.url} HTTP/1.1`];
     for (const [key, value] of Object.entries(headers)) {
@@ -122,6 +144,16 @@ function forwardedHeaders(
   headers['x-forwarded-host'] = req.headers.host ?? '';
   headers['x-forwarded-proto'] = 'encrypted' in req.socket ? 'https' : 'http';
   return headers;
+}
+
+/** The app's response headers without its hop-by-hop ones: our connection to the visitor is ours. */
+function endToEnd(rawHeaders: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i] as string;
+    if (!HOP_BY_HOP.has(name.toLowerCase())) out.push(name, rawHeaders[i + 1] as string);
+  }
+  return out;
 }
 
 function page(res: ServerResponse, status: number, text: string): void {

@@ -29,7 +29,15 @@ export interface Runtime {
   reap(sandbox: Sandbox): Promise<void>;
   /** Pool and host facts for /readyz and metrics. */
   status(): RuntimeStatus;
+  /**
+   * Why this runtime cannot run the lane for the template (e.g. no package index on the host), as
+   * a message saying what the user can change; undefined when it can. Asked before any claim.
+   */
+  laneUnavailable(template: string, lane: Lane): string | undefined;
 }
+
+/** `fast`: the source runs as shipped; `general`: an install (and build) step runs first. */
+export type Lane = 'fast' | 'general';
 
 export interface Sandbox {
   readonly id: string;
@@ -48,6 +56,8 @@ export interface InjectSpec {
   /** Blob key `<app_id>.v<version>.<32 hex>`; the agent pulls `/internal/sources/<key>.tar.gz`. */
   sourceKey: string;
   template: string;
+  /** `general` runs the template's install step in the sandbox before the app starts. */
+  lane: Lane;
   entrypoint?: string;
   env: EnvItem[];
   /** `egress.allowed_hosts`; empty = no egress at all. */
@@ -78,12 +88,16 @@ export interface RuntimeStatus {
   [extra: string]: unknown;
 }
 
-/** A runtime failure; `transient` ones are retried by the app machine with backoff. */
+/**
+ * A runtime failure; `transient` ones are retried by the app machine with backoff. `reason` is the
+ * code the app shows when the failure has a more telling one than the phase's (`InstallFailed`).
+ */
 export class RuntimeError extends Error {
   override name = 'RuntimeError';
   constructor(
     message: string,
     readonly transient: boolean,
+    readonly reason?: string,
   ) {
     super(message);
   }

@@ -85,6 +85,8 @@ export class FakeRuntime implements Runtime {
   reapCalls = 0;
   /** Apps whose claims throw a non-RuntimeError, to prove one app's failure stays its own. */
   readonly broken = new Set<string>();
+  /** `template:lane` pairs this runtime refuses, with the message it gives. */
+  readonly unavailableLanes = new Map<string, string>();
   private seq = 0;
 
   async start(): Promise<void> {}
@@ -131,6 +133,10 @@ export class FakeRuntime implements Runtime {
       this.injects.splice(this.injects.indexOf(p), 1);
       p.reject(new RuntimeError('sandbox reaped', false));
     }
+  }
+
+  laneUnavailable(template: string, lane: string): string | undefined {
+    return this.unavailableLanes.get(`${template}:${lane}`);
   }
 
   status(): RuntimeStatus {

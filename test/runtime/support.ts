@@ -68,6 +68,7 @@ export interface DeployOptions {
   entrypoint?: string;
   allowedHosts?: string[];
   appId?: string;
+  lane?: 'fast' | 'general';
 }
 
 /** Stores the files as a source, claims a sandbox of the template and injects it. */
@@ -102,6 +103,7 @@ export async function inject(
     version,
     sourceKey,
     template,
+    lane: opts.lane ?? 'fast',
     env: opts.env ?? [],
     allowedHosts: opts.allowedHosts ?? [],
     ...(opts.entrypoint ? { entrypoint: opts.entrypoint } : {}),

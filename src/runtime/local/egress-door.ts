@@ -1,5 +1,6 @@
 import type net from 'node:net';
 import { createEgressGate } from './egress-gate.js';
+import { EgressRules, type EgressRuleSet } from './egress-rules.js';
 import { listenOnSocket, type SocketOwner } from './unix-listener.js';
 
 export interface EgressDoorOptions {
@@ -10,18 +11,24 @@ export interface EgressDoorOptions {
   log: (msg: string, extra?: object) => void;
 }
 
+export interface EgressDoor {
+  close(): Promise<void>;
+  /**
+   * Replaces what the gate lets through from now on; tunnels the new rules refuse are cut. The
+   * general lane widens the rules to the package registry for its install, then narrows them back.
+   */
+  setRules(rules: EgressRuleSet): void;
+}
+
 /**
  * The host end of a sandbox's `egress.sock`: the egress gate with this app's allowed_hosts. Opened
  * at inject (when the list is known) and always opened, even for an empty list: the gate then
  * refuses everything with a clear 403 instead of the app seeing a dead proxy.
  */
-export async function openEgressDoor(opts: EgressDoorOptions): Promise<{ close(): Promise<void> }> {
-  const server: net.Server = createEgressGate({
-    allowedHosts: opts.allowedHosts,
-    allowPrivate: opts.allowPrivate,
-    log: opts.log,
-  });
+export async function openEgressDoor(opts: EgressDoorOptions): Promise<EgressDoor> {
+  const rules = new EgressRules(opts, opts.log);
+  const server: net.Server = createEgressGate({ rules, log: opts.log });
   server.on('error', (err) => opts.log('egress gate server error', { error: err.message }));
   const close = await listenOnSocket(server, opts.path, opts.owner);
-  return { close };
+  return { close, setRules: (next) => rules.set(next) };
 }

@@ -6,23 +6,27 @@
  */
 import { lookup } from 'node:dns/promises';
 import net from 'node:net';
-import {
-  compileExceptions,
-  hostAllowed,
-  normalizeHost,
-  parseIp,
-  privateAllowed,
-  privateRange,
-} from './egress-policy.js';
+import { normalizeHost, parseIp, privateRange } from './egress-policy.js';
 import { parseHead, scanHead, type EgressRequest } from './egress-request.js';
+import { cutDisallowed, EgressRules, type Tunnel } from './egress-rules.js';
 
 export { hostAllowed, isPrivateAddress } from './egress-policy.js';
 
-export interface EgressGateOptions {
-  /** The app's `egress.allowed_hosts`; empty means no egress at all. */
-  allowedHosts: string[];
-  /** The operator's `runtime.egress.allowPrivate`: names, addresses or CIDRs. */
-  allowPrivate: string[];
+export type EgressGateOptions = GateTuning &
+  (
+    | {
+        /** The app's `egress.allowed_hosts`; empty means no egress at all. */
+        allowedHosts: string[];
+        /** The operator's `runtime.egress.allowPrivate`: names, addresses or CIDRs. */
+        allowPrivate: string[];
+      }
+    | {
+        /** Rules the owner may change later; open tunnels they no longer allow are cut. */
+        rules: EgressRules;
+      }
+  );
+
+interface GateTuning {
   /** Every address a name resolves to; defaults to the system resolver (dns.lookup, all). */
   resolve?: (host: string) => Promise<string[]>;
   /** Bound on resolving plus connecting upstream; default 10 s. */
@@ -50,13 +54,10 @@ export function createEgressGate(opts: EgressGateOptions): net.Server {
   const log = opts.log ?? (() => undefined);
   const resolve = opts.resolve ?? systemResolve;
   const timeoutMs = opts.connectTimeoutMs ?? 10_000;
-  const allowedHosts = [...opts.allowedHosts];
-  const exceptions = compileExceptions(opts.allowPrivate);
-  if (exceptions.invalid.length > 0) {
-    log('egress: ignoring allowPrivate entries that are no name, address or CIDR', {
-      entries: exceptions.invalid,
-    });
-  }
+  const rules = 'rules' in opts ? opts.rules : new EgressRules(opts, log);
+  const tunnels = new Set<Tunnel>();
+  // A tunnel opened under wider rules (the install's registry) must not outlive them.
+  rules.onChange(() => cutDisallowed(tunnels, rules, log));
 
   function refuse(socket: net.Socket, status: number, body: string, extra: object): void {
     log(`egress ${OUTCOME[status] ?? 'failed'}`, { ...extra, status, reason: body });
@@ -74,8 +75,9 @@ export function createEgressGate(opts: EgressGateOptions): net.Server {
   async function admit(client: net.Socket, req: EgressRequest, rest: Buffer): Promise<void> {
     const host = normalizeHost(req.host);
     const where = { host, port: req.port, method: req.kind === 'connect' ? 'CONNECT' : req.method };
-    if (!hostAllowed(host, allowedHosts)) {
-      const why = allowedHosts.length === 0 ? ' (the list is empty: this app has no egress)' : '';
+    if (!rules.allows(host)) {
+      const why =
+        rules.allowedHosts.length === 0 ? ' (the list is empty: this app has no egress)' : '';
       const body = `egress to ${host} refused: not in egress.allowed_hosts${why}`;
       return refuse(client, 403, body, where);
     }
@@ -91,7 +93,7 @@ export function createEgressGate(opts: EgressGateOptions): net.Server {
     // Every address, not just the one used: a name that points anywhere inside may not be used.
     for (const address of addresses) {
       const range = privateRange(address);
-      if (range && !privateAllowed(host, address, exceptions)) {
+      if (range && !rules.allowsPrivate(host, address)) {
         const body = `egress to ${host} refused: it resolves to ${address}, a ${range} address`;
         return refuse(client, 403, body, { ...where, address });
       }
@@ -107,10 +109,18 @@ export function createEgressGate(opts: EgressGateOptions): net.Server {
       upstream.destroy();
       return;
     }
+    const tunnel: Tunnel = { host, address: upstream.remoteAddress, client, upstream };
+    // The rules may have narrowed while this one was resolving and connecting.
+    if (!rules.permits(tunnel)) {
+      upstream.destroy();
+      return refuse(client, 403, `egress to ${host} refused: no longer allowed`, where);
+    }
     log('egress allowed', { ...where, address: upstream.remoteAddress });
     if (req.kind === 'connect') client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
     else upstream.write(req.upstreamHead);
     if (rest.length > 0) upstream.write(rest);
+    tunnels.add(tunnel);
+    client.once('close', () => tunnels.delete(tunnel));
     splice(client, upstream);
   }
 

@@ -1,33 +1,25 @@
 import { join } from 'node:path';
-import {
-  AGENT_SOCK,
-  EGRESS_SOCK,
-  type InjectRequest,
-  type InjectResponse,
-} from '../../agent/protocol.js';
+import { EGRESS_SOCK, type InjectRequest, type InjectResponse } from '../../agent/protocol.js';
 import { AppExitError, RuntimeError, type InjectSpec } from '../runtime.js';
-import { callAgent, type AgentReply } from './agent-client.js';
 import { openEgressDoor } from './egress-door.js';
+import { installInto, type InstallDeps } from './install-call.js';
 import type { LocalSandbox } from './sandbox.js';
-import { sleep } from './teardown.js';
+import { callUntilClosed, endSoon, errorText, type Outcome } from './sandbox-call.js';
 import type { SocketOwner } from './unix-listener.js';
 
-export interface InjectDeps {
+export interface InjectDeps extends InstallDeps {
   startTimeoutMs: number;
-  allowPrivate: string[];
   owner: SocketOwner | undefined;
-  log: (msg: string, extra?: object) => void;
 }
 
 /** Past the agent's own deadline, how long the host waits for an agent whose loop is blocked. */
 const HOST_GRACE_MS = 1_000;
-/** After the agent's connection broke, how long its sandbox gets to show it exited. */
-const EXIT_WAIT_MS = 2_000;
 
 /**
  * One round trip: open the egress door with the app's allowed hosts, let the source door serve
- * this key, POST /inject, and turn the answer into success, AppExitError or RuntimeError. A sandbox
- * whose inject failed is of no further use and is reaped before the error reaches the caller.
+ * this key, run the general lane's install (the door widened to the package index meanwhile),
+ * POST /inject, and turn the answer into success, AppExitError or RuntimeError. A sandbox whose
+ * inject failed is of no further use and is reaped before the error reaches the caller.
  */
 export async function injectInto(
   sandbox: LocalSandbox,
@@ -58,23 +50,15 @@ export async function injectInto(
     });
     sandbox.addCloser(egress.close);
     sandbox.allowSource(spec.sourceKey);
+    if (spec.lane === 'general') await installInto(sandbox, spec, egress, deps);
     const request: InjectRequest = {
       sourceKey: spec.sourceKey,
       env: spec.env,
       startTimeoutMs: deps.startTimeoutMs,
       ...(spec.entrypoint ? { entrypoint: spec.entrypoint } : {}),
     };
-    const call = callAgent(join(sandbox.dir, AGENT_SOCK), sandbox.token, 'POST', '/inject', {
-      body: request,
-      timeoutMs: deps.startTimeoutMs + HOST_GRACE_MS,
-    }).then(
-      (reply) => ({ kind: 'reply' as const, reply }),
-      (err: unknown) => ({ kind: 'broken' as const, err }),
-    );
-    const outcome = await Promise.race([
-      call,
-      sandbox.closed.then((end) => ({ kind: 'closed' as const, end })),
-    ]);
+    const timeoutMs = deps.startTimeoutMs + HOST_GRACE_MS;
+    const outcome = await callUntilClosed(sandbox, '/inject', request, timeoutMs);
     if (outcome.kind === 'reply' && outcome.reply.status === 200) {
       if (sandbox.alive) {
         sandbox.phase = 'running';
@@ -101,11 +85,6 @@ export async function injectInto(
   }
 }
 
-type Outcome =
-  | { kind: 'reply'; reply: AgentReply }
-  | { kind: 'broken'; err: unknown }
-  | { kind: 'closed'; end: { code: number | null; signal: string | null } };
-
 async function failure(
   sandbox: LocalSandbox,
   outcome: Outcome,
@@ -121,9 +100,9 @@ async function failure(
   }
   if (outcome.kind === 'closed') return new AppExitError(sandbox.exitReport(outcome.end));
   // The connection broke: if the sandbox is going, the app took the agent with it (node runs in it).
-  const end = await Promise.race([sandbox.closed, sleep(EXIT_WAIT_MS).then(() => undefined)]);
+  const end = await endSoon(sandbox);
   if (end) return new AppExitError(sandbox.exitReport(end));
-  const why = outcome.err instanceof Error ? outcome.err.message : String(outcome.err);
+  const why = errorText(outcome.err);
   if (/within \d+ ms/.test(why)) {
     return new RuntimeError(
       `the app did not start within ${startTimeoutMs} ms (its event loop may be blocked)`,

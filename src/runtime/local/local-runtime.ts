@@ -4,6 +4,7 @@ import type { SourceStore } from '../../sources/source-store.js';
 import {
   RuntimeError,
   type InjectSpec,
+  type Lane,
   type Runtime,
   type RuntimeStatus,
   type Sandbox,
@@ -11,6 +12,8 @@ import {
 import { callAgent } from './agent-client.js';
 import { prepareHost, readHostEnv, type HostSetup } from './host-setup.js';
 import { injectInto } from './inject-call.js';
+import { laneProblem } from './lanes.js';
+import { readPackageHosts, shownUrl, type PackageHosts } from './package-hosts.js';
 import { LocalSandbox } from './sandbox.js';
 import { bootSandbox } from './sandbox-factory.js';
 import { WarmPool } from './warm-pool.js';
@@ -21,11 +24,17 @@ export interface LocalRuntimeOptions {
   agentToken: string;
   poolSize: number;
   startTimeoutMs: number;
+  /** The general lane's install step, on top of startTimeoutMs; default 10 minutes. */
+  installTimeoutMs?: number;
+  /** The package indexes the general lane installs from; default: read from the host's npm/pip. */
+  packageHosts?: PackageHosts;
   memoryLimitMB: number;
   pidsLimit: number;
   allowPrivate: string[];
   log?: (msg: string, extra?: object) => void;
 }
+
+const DEFAULT_INSTALL_TIMEOUT_MS = 10 * 60_000;
 
 export interface LocalRuntime extends Runtime {
   /** Resolves once no background pool boot is queued or running (tests, benchmarks). */
@@ -42,6 +51,15 @@ export function createLocalRuntime(opts: LocalRuntimeOptions): LocalRuntime {
   const templates: Template[] = env.python ? ['static', 'node', 'python'] : ['static', 'node'];
   const memoryBytes = opts.memoryLimitMB * 1024 * 1024;
   let host: HostSetup | undefined;
+  let packageHosts = opts.packageHosts;
+  let readingHosts = packageHosts && Promise.resolve(packageHosts);
+  // Read once; start() waits for it, so that laneUnavailable can answer for the first deploy.
+  const readHosts = (): Promise<PackageHosts> =>
+    (readingHosts ??= readPackageHosts(env.node, env.python, env.extraReadOnly).then((found) => {
+      packageHosts = found;
+      log('general lane', generalLane(found));
+      return found;
+    }));
   let state: 'new' | 'started' | 'stopped' = 'new';
   let starting: Promise<void> | undefined;
   const claimed = new Set<LocalSandbox>();
@@ -68,7 +86,9 @@ export function createLocalRuntime(opts: LocalRuntimeOptions): LocalRuntime {
     start() {
       starting ??= (async () => {
         try {
-          host = await prepareHost(opts.dataDir, env, { memoryBytes, pids: opts.pidsLimit }, log);
+          const limits = { memoryBytes, pids: opts.pidsLimit };
+          // In parallel: asking npm and pip spawns both, which takes a few hundred ms.
+          [host] = await Promise.all([prepareHost(opts.dataDir, env, limits, log), readHosts()]);
         } catch (err) {
           starting = undefined;
           throw err;
@@ -114,10 +134,15 @@ export function createLocalRuntime(opts: LocalRuntimeOptions): LocalRuntime {
 
     inject(sandbox, spec: InjectSpec) {
       const local = ours(sandbox);
-      const deps = { startTimeoutMs: opts.startTimeoutMs, allowPrivate: opts.allowPrivate, log };
-      return injectInto(local, spec, { ...deps, owner: host?.owner }).finally(() =>
-        pool.injected(local.template),
-      );
+      const deps = {
+        startTimeoutMs: opts.startTimeoutMs,
+        installTimeoutMs: opts.installTimeoutMs ?? DEFAULT_INSTALL_TIMEOUT_MS,
+        allowPrivate: opts.allowPrivate,
+        packageHosts: readHosts,
+        owner: host?.owner,
+        log,
+      };
+      return injectInto(local, spec, deps).finally(() => pool.injected(local.template));
     },
 
     async health(sandbox) {
@@ -151,10 +176,26 @@ export function createLocalRuntime(opts: LocalRuntimeOptions): LocalRuntime {
           detail: host?.cgroups.detail ?? `not started (${state})`,
         },
         sandboxUser: host?.ownerDetail ?? 'not started',
+        generalLane: packageHosts
+          ? generalLane(packageHosts)
+          : 'reading the host npm and pip config',
         ...(pool.lastError ? { lastBootError: pool.lastError } : {}),
       };
     },
 
+    laneUnavailable(template: string, lane: Lane) {
+      // Before start nothing is known; inject fails clearly should it come to that.
+      return packageHosts && laneProblem(template, lane, packageHosts);
+    },
+
     settled: () => pool.settled(),
+  };
+}
+
+/** Where each template's general lane installs from, or why it has none (logs, /readyz). */
+function generalLane(hosts: PackageHosts): { node: string; python: string } {
+  return {
+    node: hosts.npm ? shownUrl(hosts.npm.registry) : `unavailable: ${hosts.missing.npm}`,
+    python: hosts.pip ? shownUrl(hosts.pip.index) : `unavailable: ${hosts.missing.pip}`,
   };
 }

@@ -1,0 +1,75 @@
+import { rmSync } from 'node:fs';
+import { errorText } from './diag.js';
+import type { InjectContext } from './inject.js';
+import { nodeSteps, NPM_CACHE, pythonSteps } from './install-plan.js';
+import { runStep, type InstallStep } from './install-step.js';
+import type { InstallRequest, InstallResponse } from './protocol.js';
+import { BadSourceError, pullAndUnpack } from './unpack.js';
+
+type Answer = { status: number; body: InstallResponse };
+
+/**
+ * The general lane's first call: pull and unpack the source, then run the template's install
+ * steps in /app. 200 installed (the inject that follows starts the app from /app as it is now),
+ * 424 a step failed or ran out of time, 400 the source is unusable, 409 this sandbox was used.
+ */
+export async function runInstall(ctx: InjectContext, req: InstallRequest): Promise<Answer> {
+  if (ctx.phase !== 'idle') {
+    return { status: 409, body: { ok: false, error: `sandbox is ${ctx.phase}` } };
+  }
+  ctx.phase = 'installing';
+  const t0 = performance.now();
+  const deadline = Date.now() + (req.timeoutMs > 0 ? req.timeoutMs : 600_000);
+  const fail = (status: number, error: string): Answer => {
+    ctx.phase = 'failed';
+    return { status, body: { ok: false, error } };
+  };
+  try {
+    await pullAndUnpack(req.sourceKey, ctx.token);
+  } catch (err) {
+    const status = err instanceof BadSourceError ? 400 : 502;
+    return fail(status, `cannot fetch the source: ${errorText(err)}`);
+  }
+  const tPull = performance.now();
+  let steps: InstallStep[];
+  try {
+    steps = plan(ctx, req);
+  } catch (err) {
+    return fail(err instanceof BadSourceError ? 400 : 500, errorText(err));
+  }
+  try {
+    for (const step of steps) {
+      const result = await runStep(step, deadline);
+      if (!result.ok) {
+        ctx.phase = 'failed';
+        return { status: 424, body: { ok: false, install: result.failure } };
+      }
+    }
+  } finally {
+    // The cache sits on tmpfs, which is memory the app would otherwise pay for.
+    rmSync(NPM_CACHE, { recursive: true, force: true });
+  }
+  ctx.phase = 'installed';
+  ctx.installed = req.sourceKey;
+  const ms = { pull: round(tPull - t0), install: round(performance.now() - tPull) };
+  return { status: 200, body: { ok: true, ms, steps: steps.map((s) => s.command) } };
+}
+
+function plan(ctx: InjectContext, req: InstallRequest): InstallStep[] {
+  if (ctx.template === 'node') {
+    if (!req.npm) throw new Error('the host sent no npm configuration for a node install');
+    return nodeSteps(req, req.npm);
+  }
+  if (ctx.template === 'python') {
+    if (!req.pip || !ctx.pythonBin) {
+      throw new Error('the host sent no package index for a python install');
+    }
+    return pythonSteps(req, req.pip, ctx.pythonBin);
+  }
+  // Static files have nothing to install: the general lane serves them as they are.
+  return [];
+}
+
+function round(ms: number): number {
+  return Math.round(ms * 10) / 10;
+}

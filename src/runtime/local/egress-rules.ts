@@ -1,0 +1,92 @@
+import type net from 'node:net';
+import {
+  compileExceptions,
+  hostAllowed,
+  privateAllowed,
+  privateRange,
+  type PrivateExceptions,
+} from './egress-policy.js';
+
+export interface EgressRuleSet {
+  /** Host names (wildcards as in `egress.allowed_hosts`) and addresses a sandbox may reach. */
+  allowedHosts: readonly string[];
+  /** Private targets that may still be reached when allowed: names, addresses or CIDRs. */
+  allowPrivate: readonly string[];
+}
+
+/**
+ * The rules one egress gate enforces. They change during a sandbox's life (the general lane's
+ * install may reach the package registry, the app after it may not), so they are an object with
+ * one explicit way to replace them, and the gate hears of every change to re-vet open tunnels.
+ */
+export class EgressRules {
+  private hosts: string[] = [];
+  private exceptions: PrivateExceptions = compileExceptions([]);
+  private readonly listeners: (() => void)[] = [];
+
+  constructor(
+    initial: EgressRuleSet,
+    private readonly log: (msg: string, extra?: object) => void = () => undefined,
+  ) {
+    this.set(initial);
+  }
+
+  /** Replaces both lists (copied: a caller's later edits to its arrays change nothing). */
+  set(rules: EgressRuleSet): void {
+    this.hosts = [...rules.allowedHosts];
+    this.exceptions = compileExceptions(rules.allowPrivate);
+    if (this.exceptions.invalid.length > 0) {
+      this.log('egress: ignoring allowPrivate entries that are no name, address or CIDR', {
+        entries: this.exceptions.invalid,
+      });
+    }
+    for (const listener of this.listeners) listener();
+  }
+
+  /** Called after every `set`. */
+  onChange(listener: () => void): void {
+    this.listeners.push(listener);
+  }
+
+  get allowedHosts(): readonly string[] {
+    return this.hosts;
+  }
+
+  allows(host: string): boolean {
+    return hostAllowed(host, this.hosts);
+  }
+
+  allowsPrivate(host: string, address: string): boolean {
+    return privateAllowed(host, address, this.exceptions);
+  }
+
+  /** Whether an open tunnel (its name, and the address it reached) would be admitted now. */
+  permits(tunnel: Pick<Tunnel, 'host' | 'address'>): boolean {
+    const { host, address } = tunnel;
+    if (!this.allows(host)) return false;
+    return address === undefined || !privateRange(address) || this.allowsPrivate(host, address);
+  }
+}
+
+/** An admitted connection: the app's side and the upstream it was spliced to. */
+export interface Tunnel {
+  host: string;
+  address: string | undefined;
+  client: net.Socket;
+  upstream: net.Socket;
+}
+
+/** Destroys the tunnels the rules no longer permit. */
+export function cutDisallowed(
+  tunnels: Set<Tunnel>,
+  rules: EgressRules,
+  log: (msg: string, extra?: object) => void,
+): void {
+  for (const tunnel of tunnels) {
+    if (rules.permits(tunnel)) continue;
+    log('egress tunnel cut: the rules no longer allow it', { host: tunnel.host });
+    tunnel.client.destroy();
+    tunnel.upstream.destroy();
+    tunnels.delete(tunnel);
+  }
+}

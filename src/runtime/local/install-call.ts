@@ -1,0 +1,121 @@
+import type {
+  InstallFailure,
+  InstallRequest,
+  InstallResponse,
+  NpmInstall,
+  PipInstall,
+} from '../../agent/protocol.js';
+import { formatDuration } from '../../config/duration.js';
+import { RuntimeError, type InjectSpec } from '../runtime.js';
+import type { EgressDoor } from './egress-door.js';
+import { laneProblem } from './lanes.js';
+import { indexHosts, type PackageHosts } from './package-hosts.js';
+import type { LocalSandbox } from './sandbox.js';
+import { callUntilClosed, endSoon, errorText, type Outcome } from './sandbox-call.js';
+
+export interface InstallDeps {
+  installTimeoutMs: number;
+  /** The operator's `runtime.egress.allowPrivate`. */
+  allowPrivate: string[];
+  /** The host's package indexes, read once at runtime start. */
+  packageHosts: () => Promise<PackageHosts>;
+  log: (msg: string, extra?: object) => void;
+}
+
+/** Past the agent's own deadline, how long the host waits for an agent whose loop is blocked. */
+const HOST_GRACE_MS = 1_000;
+
+/**
+ * The general lane's install: POST /install while the egress door also lets the sandbox reach the
+ * host's package index (as a private exception too: mirrors often sit on private addresses). The
+ * door is back to exactly the app's allowed_hosts before this returns or throws, so the app's
+ * first line of code already runs under its own rules.
+ */
+export async function installInto(
+  sandbox: LocalSandbox,
+  spec: InjectSpec,
+  door: EgressDoor,
+  deps: InstallDeps,
+): Promise<void> {
+  const tool = toolFor(spec.template, await deps.packageHosts());
+  if (tool === undefined) return;
+  const index = indexHosts(tool);
+  const request: InstallRequest = {
+    sourceKey: spec.sourceKey,
+    env: spec.env,
+    timeoutMs: deps.installTimeoutMs,
+    ...('cli' in tool ? { npm: tool } : { pip: tool }),
+  };
+  const where = { sandbox: sandbox.id, app: spec.appId };
+  door.setRules({
+    allowedHosts: [...spec.allowedHosts, ...index],
+    allowPrivate: [...deps.allowPrivate, ...index],
+  });
+  let outcome: Outcome;
+  try {
+    deps.log('install started', { ...where, index });
+    const timeoutMs = deps.installTimeoutMs + HOST_GRACE_MS;
+    outcome = await callUntilClosed(sandbox, '/install', request, timeoutMs);
+  } finally {
+    door.setRules({ allowedHosts: spec.allowedHosts, allowPrivate: deps.allowPrivate });
+  }
+  if (outcome.kind === 'reply' && outcome.reply.status === 200) {
+    const body = outcome.reply.body as Extract<InstallResponse, { ok: true }>;
+    deps.log('app installed', { ...where, steps: body.steps, agentMs: body.ms });
+    return;
+  }
+  throw await failure(sandbox, outcome, deps.installTimeoutMs);
+}
+
+/** The install config for the template, undefined when it has nothing to install (static). */
+function toolFor(template: string, hosts: PackageHosts): NpmInstall | PipInstall | undefined {
+  // planStart asked laneUnavailable already; this holds should a caller skip it.
+  const problem = laneProblem(template, 'general', hosts);
+  if (problem) throw new RuntimeError(problem, false, 'LaneUnavailable');
+  return template === 'node' ? hosts.npm : template === 'python' ? hosts.pip : undefined;
+}
+
+async function failure(
+  sandbox: LocalSandbox,
+  outcome: Outcome,
+  timeoutMs: number,
+): Promise<RuntimeError> {
+  const limit = `${formatDuration(timeoutMs)} (runtime.installTimeout)`;
+  if (outcome.kind === 'reply') {
+    const body = outcome.reply.body as InstallResponse | undefined;
+    if (outcome.reply.status === 424 && body && 'install' in body) {
+      return new RuntimeError(stepFailed(body.install, limit), false, 'InstallFailed');
+    }
+    const message = body && 'error' in body ? body.error : `agent answered ${outcome.reply.status}`;
+    // 400: the source cannot be installed as it is; retrying changes nothing.
+    return new RuntimeError(message, outcome.reply.status !== 400);
+  }
+  const end = outcome.kind === 'closed' ? outcome.end : await endSoon(sandbox);
+  if (end) {
+    const exit = sandbox.exitReport(end);
+    const how = exit.signal ? `signal ${exit.signal}` : `code ${exit.code ?? 'unknown'}`;
+    // SIGKILL mid-install is nearly always the memory limit: node_modules live on tmpfs.
+    const hint = exit.signal === 'SIGKILL' ? ' (out of memory? see runtime.memoryLimitMB)' : '';
+    const message = `the sandbox exited with ${how} during the install${hint}${lines(exit.lastLines)}`;
+    return new RuntimeError(message, false, 'InstallFailed');
+  }
+  const why = errorText(outcome.kind === 'broken' ? outcome.err : undefined);
+  if (/within \d+ ms/.test(why)) {
+    return new RuntimeError(`the install did not finish within ${limit}`, false, 'InstallFailed');
+  }
+  return new RuntimeError(`install failed: ${why}`, true);
+}
+
+/** `npm ci failed with exit code 1; last lines: ...`: what the user reads in the app's message. */
+export function stepFailed(step: InstallFailure, limit: string): string {
+  const what = step.timedOut
+    ? `did not finish within ${limit}`
+    : step.signal
+      ? `was killed by signal ${step.signal}`
+      : `failed with exit code ${step.code ?? 'unknown'}`;
+  return `${step.command} ${what}${lines(step.lastLines)}`;
+}
+
+function lines(lastLines: string[]): string {
+  return lastLines.length > 0 ? `; last lines:\n${lastLines.join('\n')}` : '';
+}

@@ -1,0 +1,102 @@
+import { connect } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deploy } from '../support/deploy.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+import { tarGz } from '../support/tarball.js';
+
+const KEY = 'router-key-0123456789abcdef';
+
+/** An app that streams a response in pieces and answers websocket-style upgrades with an echo. */
+const STREAMING_APP = `
+const http = require('node:http');
+const server = http.createServer((req, res) => {
+  if (req.url === '/stream') {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.write('data: first\\n\\n');
+    req.on('close', () => clearTimeout(later));
+    const later = setTimeout(() => res.end('data: second\\n\\n'), 400);
+    return;
+  }
+  res.end('plain ' + req.headers['x-forwarded-host']);
+});
+server.on('upgrade', (req, socket) => {
+  socket.write('HTTP/1.1 101 Switching Protocols\\r\\nUpgrade: echo\\r\\nConnection: Upgrade\\r\\n\\r\\n');
+  socket.on('data', (chunk) => socket.write('echo:' + chunk));
+});
+server.listen(process.env.PORT);
+`;
+
+describe('the app router', () => {
+  let server: TestServer;
+  let host: string;
+  let port: number;
+  beforeAll(async () => {
+    server = await startTestServer({ auth: { apiKeys: [{ key: KEY, name: 'ops' }] } });
+    port = Number(new URL(server.baseURL).port);
+    const source = await tarGz({
+      'package.json': JSON.stringify({ name: 'streamer', main: 'server.js' }),
+      'server.js': STREAMING_APP,
+    });
+    const res = await deploy(server.baseURL, KEY, { name: 'streamer' }, source);
+    expect(res.status).toBe(200);
+    host = new URL(String(res.body.url)).host;
+  });
+  afterAll(() => server.stop());
+
+  it('streams a response as the app writes it, before the app has finished', async () => {
+    const chunks: string[] = [];
+    const whole = await rawExchange(
+      `GET /stream HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`,
+      (text) => chunks.push(text),
+    );
+    expect(chunks.some((c) => c.includes('data: first') && !c.includes('data: second'))).toBe(true);
+    expect(whole).toContain('data: second');
+  });
+
+  it('passes upgrades through and pipes bytes both ways', async () => {
+    const text = await new Promise<string>((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1');
+      let got = '';
+      socket.on('error', reject);
+      socket.on('data', (chunk) => {
+        got += chunk.toString();
+        if (got.includes('101 Switching Protocols') && !got.includes('echo:')) socket.write('ping');
+        if (got.includes('echo:ping')) {
+          socket.destroy();
+          resolve(got);
+        }
+      });
+      socket.write(
+        `GET /ws HTTP/1.1\r\nHost: ${host}\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n`,
+      );
+    });
+    expect(text).toContain('HTTP/1.1 101 Switching Protocols');
+    expect(text).toContain('echo:ping');
+  });
+
+  it('tells the app which host the visitor asked for', async () => {
+    const whole = await rawExchange(`GET / HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+    expect(whole).toContain(`plain ${host}`);
+  });
+
+  it('sends requests for the control plane host to the control plane', async () => {
+    const whole = await rawExchange(
+      `GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`,
+    );
+    expect(whole).toContain('{"status":"ok"}');
+  });
+
+  function rawExchange(request: string, onChunk?: (text: string) => void): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1');
+      let all = '';
+      socket.on('error', reject);
+      socket.on('data', (chunk) => {
+        all += chunk.toString();
+        onChunk?.(chunk.toString());
+      });
+      socket.on('end', () => resolve(all));
+      socket.write(request);
+    });
+  }
+});

@@ -129,7 +129,7 @@ export interface ShareLinkRecord {
   token: string;
   appId: string;
   ownerId: string;
-  /** scrypt hash `scrypt$<salt hex>$<hash hex>`; never leaves the server. */
+  /** scrypt hash `scrypt$N=<n>,r=<r>,p=<p>$<salt hex>$<hash hex>`; never leaves the server. */
   passwordHash?: string;
   expiresIn?: string;
   expiresAt?: string;

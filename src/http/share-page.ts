@@ -1,0 +1,162 @@
+import type { ShareView } from '../services/share-links.js';
+
+/**
+ * The public page of a share link, `/share/{token}`: one self-contained HTML document (no external
+ * assets). An open link shows the app at once; a protected one shows a password form whose script
+ * POSTs to `/api/share/{token}` and then shows the app. Every value is escaped where it lands, and
+ * the script builds the revealed view with textContent and attributes, never with HTML strings.
+ */
+export type SharePage =
+  | { kind: 'open'; view: ShareView }
+  | { kind: 'protected'; token: string; nonce: string }
+  | { kind: 'error'; title: string; message: string };
+
+export function renderSharePage(page: SharePage): string {
+  switch (page.kind) {
+    case 'open':
+      return documentOf(escapeHtml(page.view.name), appSection(page.view));
+    case 'protected':
+      return documentOf('Protected app', passwordSection(page.token), unlockScript(page.nonce));
+    case 'error':
+      return documentOf(
+        escapeHtml(page.title),
+        `<main><h1>${escapeHtml(page.title)}</h1><p>${escapeHtml(page.message)}</p></main>`,
+      );
+  }
+}
+
+/** Headers of every share page: no caching, no referrer (the URL holds the token), no framing. */
+export function sharePageHeaders(nonce?: string): Record<string, string> {
+  const script = nonce ? `script-src 'nonce-${nonce}'` : "script-src 'none'";
+  return {
+    'content-type': 'text/html; charset=utf-8',
+    'cache-control': 'no-store',
+    'referrer-policy': 'no-referrer',
+    'x-content-type-options': 'nosniff',
+    'content-security-policy': [
+      "default-src 'none'",
+      script,
+      "style-src 'unsafe-inline'",
+      "connect-src 'self'",
+      'frame-src http: https:',
+      "base-uri 'none'",
+      "form-action 'none'",
+      "frame-ancestors 'none'",
+    ].join('; '),
+  };
+}
+
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => ENTITIES[c] ?? c);
+}
+
+const ENTITIES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+};
+
+/** Only http(s) URLs become links or frames: never `javascript:` or `data:`. */
+export function safeUrl(url: string): string | undefined {
+  try {
+    const parsed = new URL(url);
+    return parsed.protocol === 'http:' || parsed.protocol === 'https:' ? parsed.href : undefined;
+  } catch {
+    // Not an absolute URL (an app that is not live has none): nothing to link to.
+    return undefined;
+  }
+}
+
+function appSection(view: ShareView): string {
+  const url = safeUrl(view.url);
+  const name = escapeHtml(view.name);
+  const status = `<p>Status: <span id="status">${escapeHtml(view.status)}</span></p>`;
+  if (!url) {
+    return `<main><h1>${name}</h1>${status}<p>The app is not live yet; try again shortly.</p></main>`;
+  }
+  const href = escapeHtml(url);
+  return (
+    `<main><h1>${name}</h1>${status}` +
+    `<p><a id="app-link" href="${href}" rel="noopener noreferrer" target="_blank">Open ${name}</a></p>` +
+    `<iframe id="app-frame" src="${href}" title="${name}" ` +
+    `sandbox="allow-scripts allow-same-origin allow-forms allow-popups" referrerpolicy="no-referrer"></iframe></main>`
+  );
+}
+
+function passwordSection(token: string): string {
+  return (
+    `<main id="share" data-token="${escapeHtml(token)}"><h1>This app is password-protected</h1>` +
+    '<form id="unlock"><label for="password">Password</label> ' +
+    '<input id="password" name="password" type="password" autocomplete="current-password" required autofocus> ' +
+    '<button type="submit">Open</button></form><p id="message" role="alert"></p>' +
+    '<noscript><p>This page needs JavaScript to send the password.</p></noscript></main>'
+  );
+}
+
+/** Plain ES2017, no HTML strings: the server's answer lands in the page only as text and attributes. */
+function unlockScript(nonce: string): string {
+  return `<script nonce="${escapeHtml(nonce)}">
+(function () {
+  var main = document.getElementById('share');
+  var form = document.getElementById('unlock');
+  var message = document.getElementById('message');
+  var api = new URL('../api/share/' + encodeURIComponent(main.dataset.token), location.href);
+  function el(tag, attrs, text) {
+    var node = document.createElement(tag);
+    Object.keys(attrs).forEach(function (k) { node.setAttribute(k, attrs[k]); });
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+  function show(view) {
+    main.replaceChildren(el('h1', {}, view.name), el('p', {}, 'Status: ' + view.status));
+    document.title = view.name;
+    var url = null;
+    try { url = new URL(view.url); } catch (e) { url = null; }
+    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+      main.appendChild(el('p', {}, 'The app is not live yet; try again shortly.'));
+      return;
+    }
+    var p = el('p', {});
+    p.appendChild(el('a', { href: url.href, rel: 'noopener noreferrer', target: '_blank' }, 'Open ' + view.name));
+    main.appendChild(p);
+    main.appendChild(el('iframe', { src: url.href, title: view.name, referrerpolicy: 'no-referrer',
+      sandbox: 'allow-scripts allow-same-origin allow-forms allow-popups' }));
+  }
+  form.addEventListener('submit', function (event) {
+    event.preventDefault();
+    message.textContent = 'Checking…';
+    fetch(api, { method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ password: document.getElementById('password').value }) })
+      .then(function (res) {
+        return res.json().then(function (body) { return { status: res.status, body: body }; });
+      })
+      .then(function (r) {
+        if (r.status === 200) return show(r.body);
+        if (r.status === 401) message.textContent = 'Wrong password.';
+        else if (r.status === 404) message.textContent = 'This link has expired or was revoked.';
+        else message.textContent = (r.body && r.body.message) || 'Could not open the link.';
+      })
+      .catch(function () { message.textContent = 'Could not reach the server.'; });
+  });
+})();
+</script>`;
+}
+
+function documentOf(title: string, body: string, script = ''): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<title>${title}</title>
+<style>
+body { font-family: system-ui, sans-serif; margin: 0; padding: 1.5rem; color: #1b1f24; }
+main { max-width: 72rem; margin: 0 auto; }
+iframe { width: 100%; height: 75vh; border: 1px solid #c9d1d9; border-radius: 6px; }
+input, button { font: inherit; padding: 0.3rem 0.6rem; }
+#message { color: #b42318; min-height: 1.5em; }
+</style></head>
+<body>${body}${script}</body></html>
+`;
+}

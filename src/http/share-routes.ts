@@ -1,0 +1,74 @@
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { requireIdentity } from '../auth/guards.js';
+import { AppError } from '../errors.js';
+import type { CreateShareInput, ShareService } from '../services/share-links.js';
+import { appIdParams } from './apps-schemas.js';
+import { renderSharePage, sharePageHeaders, type SharePage } from './share-page.js';
+import { passwordOf, tokenParams } from './share-schemas.js';
+
+/**
+ * Share links (spec §4): creation and listing under /v1/apps/{id}, the public resolve under
+ * /api/share/{token} (open by the auth plugin's path table), revoke, and the public page.
+ */
+export function shareRoutes(shares: ShareService) {
+  return async function routes(app: FastifyInstance): Promise<void> {
+    app.post('/v1/apps/:id/share-links', { schema: { params: appIdParams } }, async (request) =>
+      // The service validates the body: the MCP tools hand it the same unchecked input.
+      shares.create(requireIdentity(request), idOf(request), request.body as CreateShareInput),
+    );
+
+    app.get('/v1/apps/:id/share-links', { schema: { params: appIdParams } }, async (request) =>
+      shares.list(requireIdentity(request), idOf(request)),
+    );
+
+    app.get('/api/share/:token', { schema: { params: tokenParams } }, async (request) =>
+      shares.resolve(tokenOf(request)),
+    );
+
+    app.post('/api/share/:token', { schema: { params: tokenParams } }, async (request) =>
+      shares.resolve(tokenOf(request), passwordOf(request.body)),
+    );
+
+    app.delete(
+      '/api/share-links/:token',
+      { schema: { params: tokenParams } },
+      async (request, reply) => {
+        shares.revoke(requireIdentity(request), tokenOf(request));
+        return reply.status(204).send();
+      },
+    );
+
+    app.get('/share/:token', { schema: { params: tokenParams } }, async (request, reply) =>
+      sendPage(reply, pageFor(shares, tokenOf(request))),
+    );
+  };
+}
+
+const idOf = (request: FastifyRequest): string => (request.params as { id: string }).id;
+const tokenOf = (request: FastifyRequest): string => (request.params as { token: string }).token;
+
+/** The page for a token; an AppError (gone, unavailable) becomes an HTML page with its status. */
+function pageFor(shares: ShareService, token: string): { status: number; page: SharePage } {
+  try {
+    const state = shares.peek(token);
+    if (state.kind === 'open') return { status: 200, page: state };
+    const nonce = randomBytes(16).toString('base64');
+    return { status: 200, page: { kind: 'protected', token, nonce } };
+  } catch (err) {
+    if (!(err instanceof AppError)) throw err;
+    if (err.status === 404) {
+      const message = 'This share link does not exist, has expired or was revoked.';
+      return { status: 404, page: { kind: 'error', title: 'Link not found', message } };
+    }
+    return {
+      status: err.status,
+      page: { kind: 'error', title: 'Share link unavailable', message: err.message },
+    };
+  }
+}
+
+function sendPage(reply: FastifyReply, { status, page }: { status: number; page: SharePage }) {
+  const nonce = page.kind === 'protected' ? page.nonce : undefined;
+  return reply.status(status).headers(sharePageHeaders(nonce)).send(renderSharePage(page));
+}

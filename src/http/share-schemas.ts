@@ -1,0 +1,26 @@
+import { badRequest } from '../errors.js';
+
+/**
+ * Share-route inputs. The token is any string here: one that is not 64 hex characters cannot be
+ * a token, and the service answers it 404 like any other unknown link, not 400.
+ */
+export const tokenParams = {
+  type: 'object',
+  properties: { token: { type: 'string' } },
+  required: ['token'],
+} as const;
+
+/**
+ * The bodies are optional (POST without one creates an open link, or resolves an open link), and
+ * fastify validates an absent body against a body schema too, so they are read by hand.
+ */
+export function passwordOf(body: unknown): string | undefined {
+  if (body === undefined || body === null) return undefined;
+  if (typeof body !== 'object' || Array.isArray(body)) {
+    throw badRequest('the body must be a JSON object {"password": "..."}');
+  }
+  const { password } = body as { password?: unknown };
+  if (password === undefined || password === null) return undefined;
+  if (typeof password !== 'string') throw badRequest('password must be a string');
+  return password;
+}

@@ -1,0 +1,187 @@
+import { randomBytes } from 'node:crypto';
+import { isAdmin, type Identity } from '../auth/identity.js';
+import { AppError, notFound } from '../errors.js';
+import type { AppRecord, ShareLinkRecord, Store } from '../persistence/store.js';
+import type { AppService } from './app-service.js';
+import { AttemptLimiter } from './share-limiter.js';
+import { hashPassword, MAX_PASSWORD_LENGTH, verifyPassword } from './share-password.js';
+import { parseCreateInput, type CreateShareInput } from './share-input.js';
+import { shareLinkView, type ShareLinkView, type ShareView } from './share-view.js';
+
+export type { CreateShareInput } from './share-input.js';
+export type { ShareLinkView, ShareView } from './share-view.js';
+
+/**
+ * Share links (spec §2-§4, design.md §6): the one rule set behind the HTTP routes and the MCP
+ * tools. Links live only in the durable store; the password is kept as a scrypt hash.
+ */
+export class ShareService {
+  private readonly limiter: AttemptLimiter;
+  private readonly now: () => number;
+
+  constructor(private readonly deps: ShareServiceDeps) {
+    this.now = deps.now ?? Date.now;
+    this.limiter = deps.limiter ?? new AttemptLimiter(undefined, this.now);
+  }
+
+  /**
+   * Owner only: another owner's app is 404, for admins too (unless auth is disabled). `input` is
+   * validated here, whatever its static type says: callers pass request bodies and tool arguments.
+   */
+  async create(
+    identity: Identity,
+    appId: string,
+    input?: CreateShareInput,
+  ): Promise<ShareLinkView> {
+    this.requireDurableStore();
+    this.ownedApp(identity, appId);
+    requireScope(identity, 'deploy');
+    const { password, expiresIn, expiresInMs } = parseCreateInput(input);
+    const passwordHash = password === undefined ? undefined : await hashPassword(password);
+    // Checked again after the hash: the app may have been deleted (or replaced) meanwhile, and
+    // from here to the insert nothing awaits, so no delete can slip in between.
+    const app = this.ownedApp(identity, appId);
+    const now = this.now();
+    const link: ShareLinkRecord = {
+      token: randomBytes(32).toString('hex'),
+      appId: app.id,
+      ownerId: app.ownerId,
+      createdAt: new Date(now).toISOString(),
+    };
+    if (passwordHash !== undefined) link.passwordHash = passwordHash;
+    if (expiresIn !== undefined && expiresInMs !== undefined) {
+      link.expiresIn = expiresIn;
+      link.expiresAt = new Date(now + expiresInMs).toISOString();
+    }
+    this.deps.store.addShareLink(link);
+    return shareLinkView(link, this.deps.baseURL());
+  }
+
+  /** Owner or admin: the app's usable links (not revoked, not expired), newest first. */
+  list(identity: Identity, appId: string): { items: ShareLinkView[]; total: number } {
+    this.requireDurableStore();
+    const app = this.deps.apps.get(identity, appId);
+    const now = this.now();
+    const items = this.deps.store
+      .listShareLinks(app.id)
+      .filter((link) => !expired(link, now))
+      .map((link) => shareLinkView(link, this.deps.baseURL()));
+    return { items, total: items.length };
+  }
+
+  /** Owner or admin; any other caller, and a revoked or unknown link, gets 404. */
+  revoke(identity: Identity, token: string): void {
+    this.requireDurableStore();
+    const link = TOKEN.test(token) ? this.deps.store.getShareLink(token) : undefined;
+    if (!link || link.revokedAt !== undefined) throw notFound('share link');
+    const app = this.deps.store.getApp(link.appId);
+    if (!app || !(isAdmin(identity) || app.ownerId === identity.userId)) {
+      throw notFound('share link');
+    }
+    requireScope(identity, 'deploy');
+    if (!this.deps.store.revokeShareLink(token, new Date(this.now()).toISOString())) {
+      throw notFound('share link');
+    }
+    this.limiter.forget(token);
+  }
+
+  /**
+   * What a visitor without a password may learn: the app's view for an open link, only the fact
+   * that a password is needed for a protected one. Expired, revoked or unknown links are 404.
+   */
+  peek(token: string): { kind: 'open'; view: ShareView } | { kind: 'protected' } {
+    const { link, app } = this.activeLink(token);
+    if (link.passwordHash === undefined) return { kind: 'open', view: viewOf(app) };
+    return { kind: 'protected' };
+  }
+
+  /** Public resolve: GET passes no password, POST the one supplied (ignored on an open link). */
+  async resolve(token: string, password?: string): Promise<ShareView> {
+    const { link, app } = this.activeLink(token);
+    if (link.passwordHash === undefined) return viewOf(app);
+    if (password === undefined || password === '') {
+      throw new AppError(
+        401,
+        'password_required',
+        'this share link needs a password: POST {"password": "..."} to this URL',
+      );
+    }
+    // No password this long was ever accepted: refuse it before it costs a hash or a guess.
+    if (password.length > MAX_PASSWORD_LENGTH) {
+      throw new AppError(401, 'invalid_password', 'wrong password for this share link');
+    }
+    const attempt = this.limiter.begin(token);
+    let ok = false;
+    try {
+      ok = await verifyPassword(password, link.passwordHash);
+    } finally {
+      if (ok) attempt.succeeded();
+      else attempt.failed();
+    }
+    if (!ok) throw new AppError(401, 'invalid_password', 'wrong password for this share link');
+    // The link may have been revoked or the app deleted while the hash was computed.
+    return viewOf(this.activeLink(token).app);
+  }
+
+  private activeLink(token: string): { link: ShareLinkRecord; app: AppRecord } {
+    this.requireDurableStore();
+    const { store } = this.deps;
+    const link = TOKEN.test(token) ? store.getShareLink(token) : undefined;
+    const app = link && store.getApp(link.appId);
+    const gone =
+      !link ||
+      !app ||
+      link.revokedAt !== undefined ||
+      expired(link, this.now()) ||
+      // Deleting an app deletes its links; this also holds for a row that somehow survived:
+      // an app created later under the same name (or by another owner) never inherits it.
+      app.ownerId !== link.ownerId ||
+      app.createdAt > link.createdAt;
+    if (gone) throw notFound('share link');
+    return { link, app };
+  }
+
+  /** The app if the caller owns it; auth disabled skips ownership, as everywhere. */
+  private ownedApp(identity: Identity, appId: string): AppRecord {
+    const app = this.deps.apps.get(identity, appId);
+    if (identity.mode !== 'none' && app.ownerId !== identity.userId) throw notFound('app');
+    return app;
+  }
+
+  private requireDurableStore(): void {
+    if (this.deps.store.backend === 'sqlite') return;
+    throw new AppError(
+      503,
+      'share_links_unavailable',
+      `share links need store.backend: sqlite (this server runs store.backend: ${this.deps.store.backend})`,
+    );
+  }
+}
+
+export interface ShareServiceDeps {
+  store: Store;
+  apps: Pick<AppService, 'get'>;
+  /** `server.baseURL` when set, else the base URL the server runs at. */
+  baseURL: () => string;
+  limiter?: AttemptLimiter;
+  now?: () => number;
+}
+
+/** 32 random bytes, hex: anything else cannot be a token, so it is not looked up. */
+const TOKEN = /^[0-9a-f]{64}$/;
+
+const expired = (link: ShareLinkRecord, now: number): boolean =>
+  link.expiresAt !== undefined && Date.parse(link.expiresAt) <= now;
+
+const viewOf = (app: AppRecord): ShareView => ({
+  name: app.name,
+  status: app.phase,
+  url: app.url ?? '',
+});
+
+/** Same rule as the app service's: a key with scopes needs `deploy` to change what is public. */
+function requireScope(identity: Identity, scope: string): void {
+  if (identity.scopes.length > 0 && !identity.scopes.includes(scope)) {
+    throw new AppError(403, 'policy_denied', `this API key lacks the "${scope}" scope`);
+  }
+}

@@ -1,0 +1,50 @@
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { Tool, ToolContext } from './tool.js';
+import { deleteApp, getApp, listApps, resumeApp, suspendApp } from './tools/apps.js';
+import { deployApp } from './tools/deploy.js';
+import { listVersions, rollbackApp } from './tools/history.js';
+import { getAppLogs } from './tools/logs.js';
+import { createShareLink, listShareLinks, revokeShareLink } from './tools/share.js';
+
+/** Every tool, in the order tools/list shows them. */
+export const TOOLS: readonly Tool[] = [
+  deployApp,
+  listApps,
+  getApp,
+  getAppLogs,
+  deleteApp,
+  suspendApp,
+  resumeApp,
+  listVersions,
+  rollbackApp,
+  createShareLink,
+  listShareLinks,
+  revokeShareLink,
+];
+
+/**
+ * design.md §6 allows 10,000 entries in a source; a `files` map of that many objects (three
+ * elements each), plus env and hosts, is the most a legitimate call needs. The SDK refuses larger
+ * arguments before parsing them.
+ */
+const MAX_TOOL_INPUT_ELEMENTS = 40_000;
+
+const INSTRUCTIONS =
+  'Slipway deploys web apps from source and gives each a live URL. deploy_app takes the files ' +
+  'of an app and answers within about 10 s; when it fails, its result carries reason, message ' +
+  'and the last log lines: fix the files and deploy again. Apps are yours alone: other ' +
+  "users' apps do not exist for you.";
+
+/** One server per request (stateless transport): it acts as that request's caller only. */
+export function buildMcpServer(ctx: ToolContext, version: string): McpServer {
+  const server = new McpServer(
+    { name: 'slipway', title: 'Slipway', version },
+    {
+      capabilities: { tools: {} },
+      instructions: INSTRUCTIONS,
+      maxToolInputElements: MAX_TOOL_INPUT_ELEMENTS,
+    },
+  );
+  for (const tool of TOOLS) tool.register(server, ctx);
+  return server;
+}

@@ -1,0 +1,46 @@
+import { z } from 'zod';
+
+/** Zod pieces shared by the tools; field names and rules are the HTTP API's (spec §2, §4). */
+
+export const appIdArg = z
+  .string()
+  .regex(/^[a-z0-9-]{1,63}$/)
+  .describe('The app ID, which is the app name given at deploy (list_apps shows yours).');
+
+/** A string, not an enum: a phase added later must not fail clients that validate output. */
+export const phaseField = z
+  .string()
+  .describe(
+    'Lifecycle phase: Pending, Claiming, Starting, Ready, Suspended or Failed. Ready: live at url. Pending, Claiming, Starting: on its way, poll get_app. ' +
+      'Suspended: idle, wakes on the next request to url. Failed: see reason, message and logs.',
+  );
+
+export const reasonField = z
+  .string()
+  .describe('Short machine-readable code of the Ready condition; a diagnosis only when Failed.');
+
+export const messageField = z
+  .string()
+  .describe('Human explanation of the Ready condition; when Failed, what went wrong.');
+
+export const urlField = z.string().describe('Live URL of the app; set once it has been live.');
+
+/** The spec's App resource, as GET /v1/apps/{id} returns it (src/services/app-view.ts). */
+export const appShape = {
+  app_id: z.string().describe('App ID; equals the name.'),
+  name: z.string().describe('URL-safe name; also the subdomain of url.'),
+  owner: z.string().describe('User ID of the owner (e.g. apikey-<name>).'),
+  phase: phaseField,
+  url: urlField.optional(),
+  runtime: z
+    .object({
+      lane: z.string().describe('fast (vendored, no install step) or general (install, slower).'),
+      template: z.string().describe('Runner chosen for the source: static, node or python.'),
+    })
+    .describe('How the app runs.'),
+  last_deployed_at: z.string().describe('ISO 8601 UTC time of the last deploy.'),
+  reason: reasonField,
+  message: messageField,
+};
+
+export const appObject = z.object(appShape);

@@ -1,0 +1,70 @@
+import { z } from 'zod';
+import { deployFailed } from '../../services/app-service.js';
+import { appView } from '../../services/app-view.js';
+import { appIdArg, appShape } from '../schemas.js';
+import { defineTool, ToolFailure } from '../tool.js';
+import { FAILURE_LOG_LINES, lastLogLines } from './logs.js';
+
+/** The history tools: the MCP twins of GET /v1/apps/{id}/versions and POST .../rollback. */
+
+const versionShape = {
+  version: z.number().int().describe('Version number, increasing with every deploy and rollback.'),
+  timestamp: z.string().describe('ISO 8601 UTC time the version was created.'),
+  template: z.string().describe('Runner of this version: static, node or python.'),
+  lane: z.string().describe('Lane of this version: fast or general.'),
+  source_hash: z.string().describe('sha256:<hex> of the source; equal hashes, equal sources.'),
+  rolled_back_from: z
+    .number()
+    .int()
+    .optional()
+    .describe('Set on a version made by a rollback: the version whose source it restored.'),
+};
+
+export const listVersions = defineTool({
+  name: 'list_versions',
+  title: 'List deploy history',
+  description:
+    "Lists an app's versions, newest first; the first is what runs now (or is on its way). Use " +
+    'it to pick a version for rollback_app. Only the 20 newest versions are kept.',
+  input: { app_id: appIdArg },
+  output: {
+    items: z.array(z.object(versionShape)).describe('The versions, newest first.'),
+  },
+  annotations: { readOnlyHint: true, openWorldHint: false },
+  async run({ app_id }, { identity, services }) {
+    return { items: services.apps.versions(identity, app_id) };
+  },
+});
+
+const rollbackOutput = {
+  ...appShape,
+  version: z.number().int().describe('The new version the rollback created at the head.'),
+  logs: z
+    .array(z.string())
+    .optional()
+    .describe('On failure: the last log lines of the app, "<time> <text>", to find the cause.'),
+};
+
+export const rollbackApp = defineTool({
+  name: 'rollback_app',
+  title: 'Roll back an app',
+  description:
+    "Redeploys an earlier version's source as a new version at the head of the history (history " +
+    'is never rewritten) and waits up to about 10 s. Use it when a deploy broke the app. Answers ' +
+    'like deploy_app: Ready with url, Failed as an error with logs, else poll get_app.',
+  input: {
+    app_id: appIdArg,
+    // Any integer, as over HTTP: one not in the history is the service's `unknown_version`.
+    version: z.number().int().describe('The version to restore, as list_versions shows it.'),
+  },
+  output: rollbackOutput,
+  annotations: { destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  async run({ app_id, version }, { identity, services }) {
+    const outcome = await services.apps.rollback(identity, app_id, version);
+    const view = { ...appView(outcome.app), version: outcome.version };
+    if (outcome.app.phase !== 'Failed') return view;
+    const logs = lastLogLines(services.registry, app_id, FAILURE_LOG_LINES);
+    const { reason, message } = outcome.app;
+    return new ToolFailure(deployFailed(app_id, reason, message, logs), { ...view, logs });
+  },
+});

@@ -8,6 +8,7 @@ import { fetchApp } from '../test/support/deploy.js';
 import { tarGzDir } from '../test/support/tarball.js';
 import { loadTest } from './load.js';
 import { bareStart, childrenOf, commandOf, stop, treeRss } from './processes.js';
+import { measureRollback } from './rollback.js';
 import { api, BENCH_KEY, deployTo, startSlipwayProcess, type SlipwayProcess } from './slipway.js';
 import { percentile, round, sleep } from './stats.js';
 
@@ -54,6 +55,7 @@ async function main(): Promise<void> {
       );
     }
     if (want('wake')) await wakeRow(slipway, node);
+    if (want('rollback')) await rollbackRow(slipway);
     if (want('proxy')) await proxyRow(slipway, node);
     if (want('api')) await apiRow(slipway, node);
     if (want('burst')) await burstRow(slipway, node);
@@ -136,6 +138,21 @@ async function wakeRow(s: SlipwayProcess, source: Buffer): Promise<void> {
     ratio: round(ratio),
     target: '≤ 1.0×',
     pass: ratio <= 1,
+  });
+}
+
+/** Rollback to the previous version (kept warm) against a redeploy, interleaved in this run. */
+async function rollbackRow(s: SlipwayProcess): Promise<void> {
+  const { previous, redeploy, cold } = await measureRollback(s, Math.min(N, 30));
+  const ratio = percentile(previous, 50) / percentile(redeploy, 50);
+  const ms = (values: number[], p: number) => `${round(percentile(values, p), 1)} ms`;
+  rows.push({
+    benchmark: 'rollback p50',
+    measured: `${ms(previous, 50)} to previous (p99 ${ms(previous, 99)}); ${ms(cold, 50)} two back`,
+    baseline: `${ms(redeploy, 50)} redeploy (p99 ${ms(redeploy, 99)})`,
+    ratio: round(ratio),
+    target: '≤ 0.5×',
+    pass: ratio <= 0.5,
   });
 }
 

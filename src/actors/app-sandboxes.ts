@@ -1,7 +1,7 @@
 /**
- * The runtime-facing half of a supervisor: the sandboxes one app holds, the runtime calls the
- * machine asks for, and the app's log ring. Results go back through `send` as machine events;
- * nothing here decides what happens next.
+ * The runtime-facing half of a supervisor: the sandboxes one app holds (serving, starting and
+ * retired ones kept warm), the runtime calls the machine asks for, and the app's log ring. Results
+ * go back through `send` as machine events; nothing here decides what happens next.
  */
 import type { AppMachineEvent } from '../machines/app-machine.js';
 import { describeExit } from '../machines/app-status.js';
@@ -10,13 +10,14 @@ import {
   AppExitError,
   RuntimeError,
   type AppExit,
-  type LogLine,
   type Runtime,
   type Sandbox,
 } from '../runtime/runtime.js';
-import { LogRing } from './log-ring.js';
+import type { LogRing } from './log-ring.js';
 import { planStart } from './start-plan.js';
+import { AppWarmth } from './app-warmth.js';
 import { errorMessage, type Log } from './types.js';
+import type { WarmKeep } from './warm-keep.js';
 
 export interface SandboxDeps {
   store: Store;
@@ -29,24 +30,32 @@ export interface SandboxDeps {
   halted: () => boolean;
   /** Runs a runtime callback so that a throw is logged, never thrown into the runtime. */
   guard: (what: string, fn: () => void) => void;
+  /** The app's log lines; owned by the registry so they outlive this supervisor's sandboxes. */
+  ring: LogRing;
+  /** Retired sandboxes kept warm, shared by every app. */
+  keep: WarmKeep;
 }
 
 export class AppSandboxes {
   private readonly held = new Map<string, Sandbox>();
   private readonly reaps = new Set<Promise<void>>();
-  private readonly ring = new LogRing();
+  private readonly ring: LogRing;
+  private readonly warmth: AppWarmth;
 
   constructor(
     private readonly appId: string,
     private readonly deps: SandboxDeps,
-  ) {}
+  ) {
+    this.ring = deps.ring;
+    this.warmth = new AppWarmth(appId, {
+      ...deps,
+      held: (id) => this.held.get(id),
+      reap: (id) => this.reap(id),
+    });
+  }
 
   get(id: string | null): Sandbox | undefined {
     return id === null ? undefined : this.held.get(id);
-  }
-
-  logs(): LogLine[] {
-    return this.ring.all();
   }
 
   /** Configuration checks before any sandbox exists; they repeat identically on every retry. */
@@ -71,6 +80,11 @@ export class AppSandboxes {
         at: now(),
       });
     }
+    const warm = await this.warmth.take(version, plan.spec);
+    if (warm) {
+      if (this.deps.halted()) return this.reap(warm.id);
+      return send({ type: 'CLAIMED', attempt, sandboxId: warm.id });
+    }
     let sandbox: Sandbox;
     try {
       sandbox = await this.deps.runtime.claim(plan.template, this.appId);
@@ -94,19 +108,43 @@ export class AppSandboxes {
     const { send } = this.deps;
     const sandbox = this.held.get(sandboxId);
     if (!sandbox) return; // reaped: the attempt was superseded
+    if (this.warmth.claimedBack(sandboxId)) {
+      // Its app already runs this very source: answering on the next turn keeps the order of
+      // events the same as a real start's (never a send from inside the machine's own step).
+      await Promise.resolve();
+      return send({ type: 'HEALTHY', attempt, at: this.deps.now() });
+    }
     const plan = planStart(this.deps.store, this.deps.runtime, this.appId, version);
     if (!plan.ok) return send({ type: 'START_FAILED', attempt, message: plan.message });
     try {
       await this.deps.runtime.inject(sandbox, plan.spec);
+      this.warmth.started(sandboxId, version, plan.spec);
       send({ type: 'HEALTHY', attempt, at: this.deps.now() });
     } catch (err) {
       // The exit may have been heard already through onExit, and the sandbox released.
       if (err instanceof AppExitError) {
         if (this.held.has(sandboxId)) this.exited(sandboxId, err.exit);
       } else {
-        send({ type: 'START_FAILED', attempt, message: errorMessage(err) });
+        const reason = err instanceof RuntimeError ? err.reason : undefined;
+        send({
+          type: 'START_FAILED',
+          attempt,
+          message: errorMessage(err),
+          ...(reason ? { reason } : {}),
+        });
       }
     }
+  }
+
+  /** Taken out of service by a newer version: kept warm when the keep has room, else reaped. */
+  retire(sandboxId: string): void {
+    const kept = this.held.has(sandboxId) && !this.deps.halted() && this.warmth.park(sandboxId);
+    if (!kept) this.reap(sandboxId);
+  }
+
+  /** Reaps the retired sandboxes kept for this app. */
+  dropRetired(): void {
+    this.warmth.drop();
   }
 
   /** Stops the sandbox in the background; `settle` waits for it. Unknown ids are a no-op. */
@@ -114,6 +152,7 @@ export class AppSandboxes {
     const sandbox = this.held.get(sandboxId);
     if (!sandbox) return; // restored ids died with the old process; others are reaped already
     this.held.delete(sandboxId);
+    this.warmth.forget(sandboxId);
     const done: Promise<void> = Promise.resolve()
       .then(() => this.deps.runtime.reap(sandbox))
       .catch((err: unknown) => {
@@ -137,17 +176,21 @@ export class AppSandboxes {
 
   private adopt(sandbox: Sandbox): void {
     const { guard } = this.deps;
+    const kept = (): boolean => this.warmth.isKept(sandbox.id);
     this.held.set(sandbox.id, sandbox);
-    sandbox.onLog((line) => guard('log', () => this.ring.push(line)));
+    // A kept sandbox is not the app any more: what it prints is not the app's log.
+    sandbox.onLog((line) => guard('log', () => kept() || this.ring.push(line)));
     sandbox.onExit((exit) =>
       guard('exit', () => {
-        // Sandboxes we reaped ourselves are expected to exit.
-        if (this.held.has(sandbox.id)) this.exited(sandbox.id, exit);
+        // Sandboxes we reaped ourselves are expected to exit; a kept one dying is no crash.
+        if (kept()) this.reap(sandbox.id);
+        else if (this.held.has(sandbox.id)) this.exited(sandbox.id, exit);
       }),
     );
   }
 
   private exited(sandboxId: string, exit: AppExit): void {
+    this.warmth.forget(sandboxId);
     const lastLines = exit.lastLines.length > 0 ? exit.lastLines : this.ring.tail(20);
     const time = new Date(this.deps.now()).toISOString();
     this.ring.push({ time, stream: 'system', text: `app exited with ${describeExit(exit)}` });

@@ -1,8 +1,25 @@
 import type { LogLine } from '../runtime/runtime.js';
 
-/** The last `capacity` log lines of one app, across its sandboxes (design.md §6: a ring of 1,000). */
+/** Someone following an app's log: every new line, then the end once the app is gone. */
+export interface LogFollower {
+  line(line: LogLine): void;
+  end(reason: LogEnd): void;
+}
+
+/** Why the lines stopped, as an error body's `code` and `message` (spec §7). */
+export interface LogEnd {
+  code: string;
+  message: string;
+}
+
+/**
+ * The last `capacity` log lines of one app, across its sandboxes (design.md §6: a ring of 1,000).
+ * The registry keeps one per app for as long as the app exists, so a Suspended app (whose sandbox
+ * is reaped) still shows its last lines. Memory only: after a server restart it starts empty.
+ */
 export class LogRing {
   private readonly lines: LogLine[] = [];
+  private readonly followers = new Set<LogFollower>();
 
   constructor(private readonly capacity = 1_000) {}
 
@@ -11,6 +28,7 @@ export class LogRing {
     // Trim in batches: an O(n) shift per line would cost more than the line itself.
     if (this.lines.length > this.capacity + 100)
       this.lines.splice(0, this.lines.length - this.capacity);
+    for (const follower of this.followers) follower.line(line);
   }
 
   all(): LogLine[] {
@@ -19,5 +37,22 @@ export class LogRing {
 
   tail(n: number): string[] {
     return this.lines.slice(-n).map((l) => l.text);
+  }
+
+  /** New lines as they are pushed; returns the unfollow function. */
+  follow(follower: LogFollower): () => void {
+    this.followers.add(follower);
+    return () => void this.followers.delete(follower);
+  }
+
+  /** The app is gone: every follower hears why, once, and is let go. */
+  close(reason: LogEnd): void {
+    const followers = [...this.followers];
+    this.followers.clear();
+    for (const follower of followers) follower.end(reason);
+  }
+
+  get following(): number {
+    return this.followers.size;
   }
 }

@@ -14,6 +14,8 @@ import type { AppRecord } from '../persistence/store.js';
 import type { LogLine, Sandbox } from '../runtime/runtime.js';
 import { AppEventBus, lifecycleEvent } from './app-events.js';
 import { inputFor, restore, stateOf, type AppSnapshot } from './app-snapshot.js';
+import { AppLogs } from './app-logs.js';
+import type { LogFollower } from './log-ring.js';
 import { AppSupervisor } from './supervisor.js';
 import {
   consoleLog,
@@ -24,6 +26,7 @@ import {
   type RegistryDeps,
   type WaitOptions,
 } from './types.js';
+import { WarmKeep } from './warm-keep.js';
 
 export type { AppEvent, AppEventListener, RegistryDeps, WaitOptions } from './types.js';
 
@@ -32,6 +35,8 @@ const SETTLED: ReadonlySet<AppState> = new Set(['Ready', 'Failed', 'Suspended', 
 
 export class AppRegistry {
   private readonly apps = new Map<string, AppSupervisor>();
+  private readonly logLines: AppLogs;
+  private readonly keep: WarmKeep;
   private readonly bus: AppEventBus;
   private readonly now: () => number;
   private readonly log: Log;
@@ -44,6 +49,10 @@ export class AppRegistry {
     this.bus = new AppEventBus(this.log);
     this.policy = { ...DEFAULT_POLICY, ...deps.policy };
     this.waitMs = deps.deployWaitMs ?? 10_000;
+    this.logLines = new AppLogs(this.log);
+    this.keep = new WarmKeep(deps.keepRetired, (err) =>
+      this.log('error', 'reaping a kept sandbox failed', { err: errorMessage(err) }),
+    );
   }
 
   /** Rehydrates every stored app: Ready and in-flight apps come back serving; others stay put. */
@@ -62,6 +71,8 @@ export class AppRegistry {
   async stop(): Promise<void> {
     const all = [...this.apps.values()];
     this.apps.clear();
+    this.keep.clear();
+    this.logLines.closeAll({ code: 'not_ready', message: 'the server is shutting down' });
     for (const app of all) app.stop();
     await Promise.all(all.map((app) => app.settle()));
   }
@@ -102,6 +113,7 @@ export class AppRegistry {
     if (app?.alive) app.send({ type: 'DELETE' }, 'user');
     else this.announceDelete(appId);
     await app?.settle();
+    this.logLines.remove(appId, { code: 'not_found', message: 'the app was deleted' });
     const versions = this.deps.store.deleteApp(appId);
     await Promise.all(
       versions.map((v) =>
@@ -139,8 +151,19 @@ export class AppRegistry {
     this.apps.get(appId)?.touch();
   }
 
+  /** The app's last lines (up to 1,000), Suspended or not; empty after a server restart. */
   logs(appId: string): LogLine[] {
-    return this.apps.get(appId)?.logs() ?? [];
+    return this.logLines.lines(appId);
+  }
+
+  /** New log lines as they come, until unfollowed or the app goes (`end` says why). */
+  followLogs(appId: string, follower: LogFollower): () => void {
+    return this.logLines.follow(appId, follower);
+  }
+
+  /** Ids of the app's retired sandboxes kept warm (diagnostics, tests). */
+  kept(appId: string): string[] {
+    return this.keep.of(appId);
   }
 
   /** Lifecycle events of every app; returns the unsubscribe function. */
@@ -171,6 +194,8 @@ export class AppRegistry {
       now: this.now,
       log: this.log,
       publish: (event: AppEvent) => this.bus.publish(event),
+      ring: this.logLines.ringOf(row.id),
+      keep: this.keep,
     };
     const app = new AppSupervisor(row.id, deps, input, snapshot, initiator);
     this.apps.set(row.id, app);

@@ -13,14 +13,16 @@ import {
   type Initiator,
 } from '../machines/app-machine.js';
 import type { AppRecord, Store } from '../persistence/store.js';
-import type { LogLine, Runtime, Sandbox } from '../runtime/runtime.js';
+import type { Runtime, Sandbox } from '../runtime/runtime.js';
 import { AppSandboxes } from './app-sandboxes.js';
 import { lifecycleEvent } from './app-events.js';
 import { AppRowWriter } from './app-row.js';
 import type { AppSnapshot } from './app-snapshot.js';
+import type { LogRing } from './log-ring.js';
 import { DeadlineTimers } from './timers.js';
 import { waitForSnapshot } from './wait-for.js';
 import { errorMessage, type AppEvent, type Log } from './types.js';
+import type { WarmKeep } from './warm-keep.js';
 
 export interface SupervisorDeps {
   store: Store;
@@ -29,6 +31,8 @@ export interface SupervisorDeps {
   now: () => number;
   log: Log;
   publish: (event: AppEvent) => void;
+  ring: LogRing;
+  keep: WarmKeep;
 }
 
 export class AppSupervisor {
@@ -92,10 +96,6 @@ export class AppSupervisor {
     this.lastRequestAt = this.deps.now();
   }
 
-  logs(): LogLine[] {
-    return this.sandboxes.logs();
-  }
-
   /** The row as last written, for callers that outlive it (delete). */
   record(): AppRecord | undefined {
     return this.row.last();
@@ -137,6 +137,10 @@ export class AppSupervisor {
         return;
       case 'reap':
         return sandboxes.reap(effect.sandboxId);
+      case 'retire':
+        return sandboxes.retire(effect.sandboxId);
+      case 'dropRetired':
+        return sandboxes.dropRetired();
       case 'arm':
         return this.timers.arm(effect.timer, effect.at, () =>
           this.guard('timer', () => this.fire(effect)),

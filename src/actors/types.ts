@@ -2,6 +2,7 @@ import type { AppPolicy } from '../machines/app-machine.js';
 import type { Phase, Store } from '../persistence/store.js';
 import type { Runtime } from '../runtime/runtime.js';
 import type { SourceStore } from '../sources/source-store.js';
+import type { WarmKeepOptions } from './warm-keep.js';
 
 export type LogLevel = 'info' | 'warn' | 'error';
 export type Log = (level: LogLevel, msg: string, extra?: object) => void;
@@ -35,6 +36,8 @@ export interface RegistryDeps {
   deployWaitMs?: number;
   /** Retry and restart budgets; tests shorten them. */
   policy?: Partial<AppPolicy>;
+  /** Retired sandboxes kept warm for rollbacks; omitted: none kept (retired means reaped). */
+  keepRetired?: WarmKeepOptions;
 }
 
 export interface WaitOptions {

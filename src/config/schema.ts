@@ -98,6 +98,15 @@ export const configSchema = z.strictObject({
       poolSize: z.number().int().min(0).max(64).default(2),
       /** How long an app may take from inject to answering before the deploy fails. */
       startTimeout: duration.default('30s'),
+      /** The general lane's install (and build) step, on top of startTimeout. */
+      installTimeout: duration.default('10m'),
+      /**
+       * How long a redeployed app's previous sandbox stays warm, unrouted, so that a rollback to it
+       * is near-instant; 0 reaps it at once.
+       */
+      keepPrevious: duration.default('3m'),
+      /** Previous sandboxes kept warm across all apps (memory bound); the oldest goes first. */
+      keepPreviousMax: z.number().int().min(0).max(256).default(8),
       memoryLimitMB: z.number().int().positive().default(512),
       pidsLimit: z.number().int().positive().default(256),
       egress: z

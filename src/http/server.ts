@@ -18,8 +18,14 @@ import { probesPlugin } from './probes.js';
 import { usersRoutes } from './users-routes.js';
 import { appsRoutes } from './apps-routes.js';
 import { sourcesRoutes } from './sources-routes.js';
+import { versionsRoutes } from './versions-routes.js';
+import { logsRoutes } from './logs-routes.js';
+import { eventsRoutes } from './events-routes.js';
+import { auditRoutes } from './audit-routes.js';
+import { shareRoutes } from './share-routes.js';
 import { Readiness } from './readiness.js';
 import { installRouteTable } from './route-table.js';
+import { mcpRoutes } from '../mcp/plugin.js';
 import type { TlsMaterial } from './tls.js';
 import type { Identity } from '../auth/identity.js';
 import './types.js';
@@ -71,6 +77,18 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   await app.register(departmentsRoutes);
   await app.register(appsRoutes(deploy.apps, deploy.registry, config.limits.maxSourceBytes));
   await app.register(sourcesRoutes(deploy.sourceStore));
+  await app.register(versionsRoutes(deploy.apps, deploy.registry));
+  await app.register(
+    logsRoutes(deploy.apps, deploy.registry, {
+      maxStreamsPerUser: config.limits.maxConcurrentLogStreamsPerUser,
+    }),
+  );
+  await app.register(eventsRoutes(deploy.registry));
+  await app.register(auditRoutes(deploy.apps.audit));
+  await app.register(shareRoutes(deploy.shares));
+  await app.register(
+    mcpRoutes({ ...deploy, metrics: app.metrics, maxSourceBytes: config.limits.maxSourceBytes }),
+  );
   app.addHook('onClose', async () => deploy.stop());
 
   return app;

@@ -134,7 +134,7 @@ export const appMachine = appSetup.createMachine({
       },
     },
     Suspended: {
-      entry: ['releaseSandbox', 'releaseServing'],
+      entry: ['releaseSandbox', 'releaseServing', 'dropRetired'],
       on: {
         WAKE: {
           target: 'Claiming',
@@ -146,14 +146,16 @@ export const appMachine = appSetup.createMachine({
         },
       },
     },
-    // Nothing runs when Failed, not even a previous version: the phase and the route must agree.
-    // Only DEPLOY (or DELETE) leaves it; a configuration gap would fail again identically.
+    // Nothing is routed when Failed, not even a previous version: the phase and the route must
+    // agree. The version that served until now is retired, not reaped, so that the usual way out of
+    // a bad deploy (a rollback to it) is near-instant. Only DEPLOY (or DELETE) leaves Failed; a
+    // configuration gap would fail again identically.
     Failed: {
-      entry: ['releaseSandbox', 'releaseServing'],
+      entry: ['releaseSandbox', 'retireServing'],
     },
     Deleted: {
       type: 'final',
-      entry: ['releaseSandbox', 'releaseServing', announce('delete', 'user')],
+      entry: ['releaseSandbox', 'releaseServing', 'dropRetired', announce('delete', 'user')],
     },
   },
 });

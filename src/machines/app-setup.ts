@@ -118,7 +118,7 @@ export const appSetup = setup({
       sandboxId: context.sandbox ?? '',
     })),
     promoteSandbox: enqueueActions(({ context, enqueue }) => {
-      if (context.serving !== null) enqueue.emit({ type: 'reap', sandboxId: context.serving });
+      if (context.serving !== null) enqueue.emit({ type: 'retire', sandboxId: context.serving });
       enqueue.assign({ serving: context.sandbox, sandbox: null });
     }),
     releaseSandbox: enqueueActions(({ context, enqueue }) => {
@@ -129,6 +129,12 @@ export const appSetup = setup({
       if (context.serving !== null) enqueue.emit({ type: 'reap', sandboxId: context.serving });
       enqueue.assign({ serving: null });
     }),
+    /** Out of service, not dead: a rollback to what it runs may take it back (design.md §3). */
+    retireServing: enqueueActions(({ context, enqueue }) => {
+      if (context.serving !== null) enqueue.emit({ type: 'retire', sandboxId: context.serving });
+      enqueue.assign({ serving: null });
+    }),
+    dropRetired: emit({ type: 'dropRetired' as const }),
     /** After a server restart the old process's sandboxes and claims are gone with it. */
     forgetRuntime: assign({ serving: null, sandbox: null, claimsOwed: [] }),
     recordCrash: assign(({ context, event }) => {

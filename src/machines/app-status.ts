@@ -45,7 +45,10 @@ const MESSAGES: Record<StatusReason, Describe> = {
   ClaimFailed: (c, e) => ({
     message: `could not claim a sandbox for version ${c.version}${c.claimTries ? ` after ${c.claimTries} retries` : ''}: ${errorText(e)}`,
   }),
-  StartFailed: (c, e) => ({ message: `version ${c.version} did not start: ${errorText(e)}` }),
+  StartFailed: (c, e) => ({
+    ...(e.type === 'START_FAILED' && e.reason ? { reason: e.reason } : {}),
+    message: `version ${c.version} did not start: ${errorText(e)}`,
+  }),
   AppExited: (c, e) => ({
     message: `version ${c.version} exited with ${exitText(e)} before it answered${lastLines(e)}`,
   }),

@@ -62,7 +62,8 @@ export type AppMachineEvent =
   | { type: 'CLAIM_FAILED'; attempt: number; transient: boolean; message: string; at: number }
   | { type: 'RETRY'; attempt: number }
   | { type: 'HEALTHY'; attempt: number; at: number }
-  | { type: 'START_FAILED'; attempt: number; message: string }
+  /** `reason`, when the runtime has a more telling code than `StartFailed` (`InstallFailed`). */
+  | { type: 'START_FAILED'; attempt: number; message: string; reason?: string }
   | ({ type: 'APP_EXITED'; sandboxId: string; at: number } & ExitFacts)
   | { type: 'IDLE_TIMEOUT'; at: number; lastRequestAt?: number }
   | { type: 'SUSPEND' }
@@ -79,6 +80,13 @@ export type AppEffect =
   | { type: 'claim'; attempt: number; version: number }
   | { type: 'inject'; attempt: number; version: number; sandboxId: string }
   | { type: 'reap'; sandboxId: string }
+  /**
+   * Out of service but healthy: the supervisor may keep it warm for a while (a rollback to the
+   * version it runs is then near-instant) or reap it at once; either way it is never routed again.
+   */
+  | { type: 'retire'; sandboxId: string }
+  /** Reap every retired sandbox of the app now (suspend, delete): it must hold nothing. */
+  | { type: 'dropRetired' }
   | { type: 'arm'; timer: TimerKind; at: number; attempt: number }
   | { type: 'cancel'; timer: TimerKind }
   | { type: 'notify'; kind: 'deploy' | 'delete' | 'suspend' | 'resume'; initiator: Initiator };

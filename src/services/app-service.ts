@@ -7,11 +7,30 @@ import { classify } from '../sources/classify.js';
 import { mintSourceKey } from '../sources/keys.js';
 import type { SourceStore } from '../sources/source-store.js';
 import { inspectTarball } from '../sources/tarball.js';
+import { AuditTrail, sourceHash } from './audit-trail.js';
+import { AuditedActions } from './audited-actions.js';
 import type { DeployMetadata } from './deploy-metadata.js';
+import { assertMayDeployTo, requireScope } from './deploy-policy.js';
+import { HistoryService, nextVersion, type VersionView } from './history-service.js';
 
-/** The one service layer behind the HTTP API and the MCP tools: ownership, policy, validation. */
+export { HISTORY_CAP } from './history-service.js';
+
+/**
+ * The one service layer behind the HTTP API and the MCP tools: ownership, policy, validation, and
+ * the audit trail of every deploy (rollbacks included), delete, suspend and resume, refusals too.
+ */
 export class AppService {
-  constructor(private readonly deps: AppServiceDeps) {}
+  readonly audit: AuditTrail;
+  readonly history: HistoryService;
+  private readonly actions: AuditedActions;
+
+  constructor(private readonly deps: AppServiceDeps) {
+    this.audit = deps.audit ?? new AuditTrail(deps.store, deps.log);
+    this.history = new HistoryService(deps);
+    this.actions = new AuditedActions(this.audit, deps.store, (identity, id) =>
+      this.get(identity, id),
+    );
+  }
 
   /** Validates and stores the source, records the version, and waits up to the budget for Ready. */
   async deploy(
@@ -19,9 +38,38 @@ export class AppService {
     metadata: DeployMetadata,
     source: Buffer,
   ): Promise<DeployOutcome> {
+    const outcome = await this.actions.attempt(identity, 'deploy', metadata.name, {
+      run: () => this.deployNow(identity, metadata, source),
+      hash: () => sourceHash(source),
+    });
+    this.actions.deployed(identity, outcome.app, outcome.sourceHash);
+    return outcome;
+  }
+
+  /** The app's deploy history, newest first. */
+  versions(identity: Identity, id: string): VersionView[] {
+    return this.history.versions(this.get(identity, id).id);
+  }
+
+  /** Redeploys an earlier version's source as a new head version; audited as a deploy. */
+  async rollback(identity: Identity, id: string, version: number): Promise<DeployOutcome> {
+    const app = this.actions.authorize(identity, 'deploy', id);
+    const outcome = await this.actions.attempt(identity, 'deploy', id, {
+      run: () => this.history.rollback(app, version),
+      hash: () => this.audit.hashOf(id, version),
+    });
+    this.actions.deployed(identity, outcome.app, outcome.sourceHash);
+    return outcome;
+  }
+
+  private async deployNow(
+    identity: Identity,
+    metadata: DeployMetadata,
+    source: Buffer,
+  ): Promise<DeployOutcome> {
     requireScope(identity, 'deploy');
-    const { store, sourceStore } = this.deps;
-    this.assertMayDeployTo(identity, metadata.name);
+    const { store, sourceStore, config } = this.deps;
+    assertMayDeployTo(store, config, identity, metadata.name);
     const info = await inspectTarball(source);
     const version = nextVersion(store, metadata.name);
     const sourceKey = mintSourceKey(metadata.name, version);
@@ -36,7 +84,7 @@ export class AppService {
     try {
       store.transaction(() => {
         // Checked again inside the transaction: another deploy may have taken the name meanwhile.
-        const existing = this.assertMayDeployTo(identity, metadata.name);
+        const existing = assertMayDeployTo(store, config, identity, metadata.name);
         const lane = plan.ok ? plan.lane : (metadata.runtime.lane ?? 'fast');
         const template = plan.ok ? plan.template : (metadata.runtime.template ?? 'unknown');
         const entrypoint = plan.ok ? plan.entrypoint : metadata.runtime.entrypoint;
@@ -75,7 +123,7 @@ export class AppService {
       await sourceStore.remove(sourceKey).catch(() => undefined);
       throw err;
     }
-    await this.pruneHistory(metadata.name);
+    await this.history.prune(metadata.name);
     if (!plan.ok) return { app: this.mustGet(metadata.name), sourceHash: info.hash, version };
     const app = await this.deps.registry.deploy(metadata.name, version, {
       waitMs: this.deps.deployWaitMs,
@@ -99,72 +147,39 @@ export class AppService {
   }
 
   async delete(identity: Identity, id: string): Promise<AppRecord> {
-    const app = this.get(identity, id);
-    requireScope(identity, 'deploy');
-    await this.deps.registry.delete(id);
+    const app = this.actions.authorize(identity, 'delete', id);
+    const hash = this.audit.hashOf(id);
+    await this.actions.attempt(identity, 'delete', id, {
+      run: () => this.deps.registry.delete(id),
+    });
+    this.actions.recorded(identity, 'delete', app, 'ok', hash);
     return app;
   }
 
   async suspend(identity: Identity, id: string): Promise<AppRecord> {
-    this.get(identity, id);
-    requireScope(identity, 'deploy');
-    return this.deps.registry.suspend(id);
+    const app = this.actions.authorize(identity, 'suspend', id);
+    const after = await this.actions.attempt(identity, 'suspend', id, {
+      run: () => this.deps.registry.suspend(id),
+    });
+    const took = app.phase !== 'Suspended' && after.phase === 'Suspended';
+    this.actions.recorded(identity, 'suspend', after, took ? 'ok' : 'noop', this.audit.hashOf(id));
+    return after;
   }
 
   async resume(identity: Identity, id: string): Promise<AppRecord> {
-    this.get(identity, id);
-    requireScope(identity, 'deploy');
-    return this.deps.registry.resume(id, { waitMs: this.deps.deployWaitMs });
+    const app = this.actions.authorize(identity, 'resume', id);
+    const after = await this.actions.attempt(identity, 'resume', id, {
+      run: () => this.deps.registry.resume(id, { waitMs: this.deps.deployWaitMs }),
+    });
+    const outcome = app.phase !== 'Suspended' ? 'noop' : after.phase === 'Failed' ? 'failed' : 'ok';
+    this.actions.recorded(identity, 'resume', after, outcome, this.audit.hashOf(id));
+    return after;
   }
 
   private mustGet(id: string): AppRecord {
     const app = this.deps.store.getApp(id);
     if (!app) throw notFound('app');
     return app;
-  }
-
-  /** Refuses a name another owner holds, and a new app past the owner's quota. */
-  private assertMayDeployTo(identity: Identity, name: string): AppRecord | undefined {
-    const { store, config } = this.deps;
-    const existing = store.getApp(name);
-    if (existing && existing.ownerId !== identity.userId) {
-      // The name is public through its URL anyway; saying it is taken reveals nothing new.
-      throw new AppError(409, 'name_taken', `the app name "${name}" belongs to another owner`);
-    }
-    if (!existing) {
-      const { maxAppsPerOwner, maxAppsPerDepartment } = config.limits;
-      if (
-        maxAppsPerOwner > 0 &&
-        store.listApps({ ownerId: identity.userId, limit: 1 }).total >= maxAppsPerOwner
-      ) {
-        throw new AppError(429, 'quota_exceeded', `owner quota of ${maxAppsPerOwner} apps reached`);
-      }
-      if (maxAppsPerDepartment > 0 && identity.department) {
-        const inDepartment = store
-          .listApps({})
-          .items.filter((a) => a.department === identity.department).length;
-        if (inDepartment >= maxAppsPerDepartment) {
-          throw new AppError(
-            429,
-            'quota_exceeded',
-            `department quota of ${maxAppsPerDepartment} apps reached`,
-          );
-        }
-      }
-    }
-    return existing;
-  }
-
-  private async pruneHistory(appId: string): Promise<void> {
-    const pruned = this.deps.store.pruneVersions(appId, HISTORY_CAP);
-    for (const version of pruned) {
-      await this.deps.sourceStore.remove(version.sourceKey).catch((err: unknown) => {
-        this.deps.log?.('warn', 'could not remove a pruned source blob', {
-          key: version.sourceKey,
-          err,
-        });
-      });
-    }
   }
 }
 
@@ -175,6 +190,8 @@ export interface AppServiceDeps {
   config: Config;
   deployWaitMs?: number;
   log?: (level: 'info' | 'warn' | 'error', msg: string, extra?: object) => void;
+  /** Shared with whatever records the system's own actions; made here when omitted. */
+  audit?: AuditTrail;
 }
 
 export interface DeployOutcome {
@@ -182,9 +199,6 @@ export interface DeployOutcome {
   version: number;
   sourceHash: string;
 }
-
-/** Versions kept per app (design.md §6); older ones and their blobs are pruned. */
-export const HISTORY_CAP = 20;
 
 /** Admins, and everyone when auth is disabled, see every app. */
 const seesAll = (identity: Identity): boolean => isAdmin(identity);
@@ -204,14 +218,4 @@ export function deployFailed(
     status_url: `/v1/apps/${appId}`,
     ...(logs ? { logs } : {}),
   });
-}
-
-function requireScope(identity: Identity, scope: string): void {
-  if (identity.scopes.length > 0 && !identity.scopes.includes(scope)) {
-    throw new AppError(403, 'policy_denied', `this API key lacks the "${scope}" scope`);
-  }
-}
-
-function nextVersion(store: Store, appId: string): number {
-  return (store.listVersions(appId)[0]?.version ?? 0) + 1;
 }

@@ -11,6 +11,8 @@ import type { Runtime } from '../runtime/runtime.js';
 import { createDiskSourceStore } from '../sources/disk-source-store.js';
 import type { SourceStore } from '../sources/source-store.js';
 import { AppService } from './app-service.js';
+import { AuditTrail } from './audit-trail.js';
+import { ShareService } from './share-links.js';
 
 /** The deploy side of Slipway, wired once per server: source store, runtime, actors, router. */
 export interface DeployServices {
@@ -19,6 +21,8 @@ export interface DeployServices {
   runtime: Runtime;
   registry: AppRegistry;
   apps: AppService;
+  /** Share links, for the HTTP routes and the MCP tools alike. */
+  shares: ShareService;
   router: AppRouter;
   /** The one shared token of the in-sandbox agents (spec §4 /internal/sources); never logged. */
   agentToken: string;
@@ -46,6 +50,7 @@ export function createDeployServices(config: Config, store: Store, log: Log): De
     agentToken,
     poolSize: config.runtime.poolSize,
     startTimeoutMs: durationMs(config.runtime.startTimeout),
+    installTimeoutMs: durationMs(config.runtime.installTimeout),
     memoryLimitMB: config.runtime.memoryLimitMB,
     pidsLimit: config.runtime.pidsLimit,
     allowPrivate: config.runtime.egress.allowPrivate,
@@ -57,8 +62,21 @@ export function createDeployServices(config: Config, store: Store, log: Log): De
     sourceStore,
     appUrl: (name) => urls.appUrl(name),
     log,
+    keepRetired: {
+      keepMs: durationMs(config.runtime.keepPrevious),
+      max: config.runtime.keepPreviousMax,
+    },
   });
-  const apps = new AppService({ store, sourceStore, registry, config, log });
+  const audit = new AuditTrail(store, log);
+  // Idle suspends and wakes on request: the system acts, and the trail says so.
+  audit.follow(registry);
+  const apps = new AppService({ store, sourceStore, registry, config, log, audit });
+  const shares = new ShareService({
+    store,
+    apps,
+    // server.baseURL when set; else the running base URL, known once the listener is up.
+    baseURL: () => config.server.baseURL ?? urls.baseURL,
+  });
   const router = new AppRouter(registry, urls, log);
   let started = false;
   return {
@@ -67,6 +85,7 @@ export function createDeployServices(config: Config, store: Store, log: Log): De
     runtime,
     registry,
     apps,
+    shares,
     router,
     agentToken,
     async start(baseURL) {
@@ -77,6 +96,7 @@ export function createDeployServices(config: Config, store: Store, log: Log): De
     },
     async stop() {
       started = false;
+      router.closeTunnels();
       await registry.stop();
       await runtime.stop();
     },

@@ -1,4 +1,5 @@
 /** Shared set-up for the actor and model tests: a memory store, the fake runtime, a registry. */
+import { Readable } from 'node:stream';
 import { vi } from 'vitest';
 import { AppRegistry, type AppEvent } from '../../src/actors/registry.js';
 import type { AppPolicy } from '../../src/machines/app-machine.js';
@@ -36,8 +37,9 @@ export class MemorySourceStore implements SourceStore {
   async put(key: string, data: Buffer): Promise<void> {
     this.blobs.set(key, data);
   }
-  open(): undefined {
-    return undefined;
+  open(key: string): Readable | undefined {
+    const blob = this.blobs.get(key);
+    return blob ? Readable.from([blob]) : undefined;
   }
   size(key: string): number | undefined {
     return this.blobs.get(key)?.length;
@@ -67,6 +69,8 @@ export interface WorldOptions {
   deployWaitMs?: number;
   /** Wraps the store the registry sees (to make writes fail); tests stage rows on the plain one. */
   wrapStore?: (store: Store) => Store;
+  /** Keep retired sandboxes warm (off by default, as in the model walk). */
+  keepRetired?: { keepMs: number; max: number };
 }
 
 export function world(opts: WorldOptions = {}): World {
@@ -84,6 +88,7 @@ export function world(opts: WorldOptions = {}): World {
       appUrl: (name) => `http://${name}.localhost:8080`,
       policy: { ...TEST_POLICY, ...opts.policy },
       deployWaitMs: opts.deployWaitMs ?? 5_000,
+      keepRetired: opts.keepRetired,
       log: (level, msg, extra) => void logs.push({ level, msg, extra }),
     });
     registry.on((e) => events.push(e));

@@ -84,8 +84,10 @@ function allTransitions(node: AnyStateNode): AnyTransitionDefinition[] {
 const describeTransition = (t: AnyTransitionDefinition): string =>
   `${t.source.id} --${t.eventType}${t.guard ? ` [${JSON.stringify(t.guard)}]` : ''}--> ${t.target?.map((n) => n.id).join(',') ?? '(stays)'}`;
 
+// The model's registry keeps nothing warm (test/actors/warm-keep.test.ts covers keeping), so a
+// retired sandbox is reaped at once, like a reaped one.
 const effectsSummary = (effects: AppEffect[]) => ({
-  reaps: effects.filter((e) => e.type === 'reap').length,
+  reaps: effects.filter((e) => e.type === 'reap' || e.type === 'retire').length,
   notices: effects.flatMap((e) => (e.type === 'notify' ? [`${e.kind}:${e.initiator}`] : [])),
 });
 

@@ -1,0 +1,96 @@
+import type { Store } from '../persistence/store.js';
+import type { InjectSpec, Runtime, Sandbox } from '../runtime/runtime.js';
+import { errorMessage, type Log } from './types.js';
+import { fingerprint, type WarmKeep } from './warm-keep.js';
+
+export interface WarmthDeps {
+  store: Store;
+  runtime: Runtime;
+  keep: WarmKeep;
+  log: Log;
+  /** The app's sandbox by id, while the app holds it. */
+  held: (id: string) => Sandbox | undefined;
+  reap: (id: string) => void;
+}
+
+/**
+ * One app's side of keeping retired sandboxes warm (see WarmKeep): what each started sandbox
+ * runs, parking the one a newer version retires, and taking it back for a version that runs
+ * exactly the same (a rollback to the previous version), whose start is then a no-op.
+ */
+export class AppWarmth {
+  /** Sandbox id → what it runs (see `fingerprint`). */
+  private readonly running = new Map<string, string>();
+  /** Taken back from the keep: already running their version, their inject is a no-op. */
+  private readonly reused = new Set<string>();
+
+  constructor(
+    private readonly appId: string,
+    private readonly deps: WarmthDeps,
+  ) {}
+
+  /** The sandbox answers, running `version` as `spec` says. */
+  started(sandboxId: string, version: number, spec: InjectSpec): void {
+    const runs = this.fingerprintOf(version, spec);
+    if (runs !== undefined) this.running.set(sandboxId, runs);
+  }
+
+  /** It is gone (reaped, exited): nothing about it is kept. */
+  forget(sandboxId: string): void {
+    this.running.delete(sandboxId);
+    this.reused.delete(sandboxId);
+    this.deps.keep.forget(sandboxId);
+  }
+
+  /** Kept warm: not the app any more, so its lines are not the app's and its death no crash. */
+  isKept(sandboxId: string): boolean {
+    return this.deps.keep.has(sandboxId);
+  }
+
+  /** Keeps a retired sandbox when it is known to run healthy and the keep has room. */
+  park(sandboxId: string): boolean {
+    const runs = this.running.get(sandboxId);
+    return (
+      runs !== undefined &&
+      this.deps.keep.park(this.appId, sandboxId, runs, () => this.deps.reap(sandboxId))
+    );
+  }
+
+  /** Reaps the app's kept sandboxes. */
+  drop(): void {
+    this.deps.keep.drop(this.appId);
+  }
+
+  /** True once for a sandbox `take` gave back: its start is already done. */
+  claimedBack(sandboxId: string): boolean {
+    return this.reused.delete(sandboxId);
+  }
+
+  /** The app's kept sandbox that runs exactly what `version` would, if it still answers. */
+  async take(version: number, spec: InjectSpec): Promise<Sandbox | undefined> {
+    const { keep, runtime } = this.deps;
+    const runs = keep.enabled ? this.fingerprintOf(version, spec) : undefined;
+    const id = runs === undefined ? undefined : keep.take(this.appId, runs);
+    const sandbox = id === undefined ? undefined : this.deps.held(id);
+    if (!sandbox) return undefined;
+    const healthy = await runtime.health(sandbox).catch((err: unknown) => {
+      this.deps.log('warn', 'health check of a kept sandbox failed', {
+        app: this.appId,
+        sandbox: sandbox.id,
+        err: errorMessage(err),
+      });
+      return false;
+    });
+    if (!healthy || !this.deps.held(sandbox.id)) {
+      this.deps.reap(sandbox.id);
+      return undefined;
+    }
+    this.reused.add(sandbox.id);
+    return sandbox;
+  }
+
+  private fingerprintOf(version: number, spec: InjectSpec): string | undefined {
+    const row = this.deps.store.getVersion(this.appId, version);
+    return row ? fingerprint({ ...spec, sourceHash: row.sourceHash }) : undefined;
+  }
+}

@@ -1,0 +1,85 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { AppRegistry } from '../actors/registry.js';
+import { requireIdentity } from '../auth/guards.js';
+import type { LogLine } from '../runtime/runtime.js';
+import type { AppService } from '../services/app-service.js';
+import { appIdParams } from './apps-schemas.js';
+import { HEARTBEAT_MS, MAX_BUFFERED_BYTES, SseStream } from './sse.js';
+import { StreamQuota } from './stream-quota.js';
+
+/** design.md §6: a snapshot is the last 200 lines (of the ring of 1,000 kept per app). */
+export const SNAPSHOT_LINES = 200;
+
+const logsQuery = {
+  type: 'object',
+  properties: { follow: { type: 'boolean', default: false } },
+  additionalProperties: false,
+} as const;
+
+export interface LogsRoutesOptions {
+  /** `limits.maxConcurrentLogStreamsPerUser`; <= 0 means the default of 10. */
+  maxStreamsPerUser: number;
+  heartbeatMs?: number;
+}
+
+/**
+ * `GET /v1/apps/{id}/logs` (spec §4): SSE, one event per line, `data: <ISO time> <text>`. By
+ * default the last 200 lines and the stream ends; `follow=true` goes on with new lines. Ownership
+ * and the per-user cap are checked before the stream opens, so 404 and 429 are plain JSON answers.
+ */
+export function logsRoutes(service: AppService, registry: AppRegistry, opts: LogsRoutesOptions) {
+  return async function routes(app: FastifyInstance): Promise<void> {
+    const quota = new StreamQuota(opts.maxStreamsPerUser);
+    const open = new Set<SseStream>();
+
+    app.addHook('preClose', async () => {
+      const shutdown = { code: 'not_ready', message: 'the server is shutting down' };
+      for (const stream of [...open]) stream.fail(shutdown);
+    });
+
+    app.get(
+      '/v1/apps/:id/logs',
+      { schema: { params: appIdParams, querystring: logsQuery } },
+      async (request, reply) => {
+        const identity = requireIdentity(request);
+        const id = (request.params as { id: string }).id;
+        service.get(identity, id);
+        const release = quota.acquire(identity.userId);
+        const snapshot = registry.logs(id).slice(-SNAPSHOT_LINES).map(text);
+        reply.hijack();
+        let unfollow = (): void => undefined;
+        const stream = new SseStream(request.raw, reply.raw, {
+          heartbeatMs: opts.heartbeatMs ?? HEARTBEAT_MS,
+          // The snapshot is sent at once and is bounded (200 lines of at most 16 KiB): it may sit
+          // in the buffer whole; only a follower falling behind beyond that is dropped.
+          maxBufferedBytes: MAX_BUFFERED_BYTES + bytesOf(snapshot),
+          // However it ends (done, client gone, dropped, failed): slot and subscription go.
+          onClose: () => {
+            open.delete(stream);
+            unfollow();
+            release();
+          },
+        });
+        open.add(stream);
+        for (const line of snapshot) stream.send(line);
+        if (!follows(request)) return stream.end();
+        unfollow = registry.followLogs(id, {
+          line: (line) => void stream.send(text(line)),
+          end: (reason) => stream.fail(reason),
+        });
+        // Dropped while the snapshot was written: onClose ran before there was anything to undo.
+        if (stream.closed) unfollow();
+      },
+    );
+  };
+}
+
+const follows = (request: FastifyRequest): boolean =>
+  (request.query as { follow?: boolean }).follow === true;
+
+/** Bytes of the frames the lines make (`data: `, the line, two newlines). */
+const bytesOf = (lines: string[]): number =>
+  lines.reduce((sum, line) => sum + Buffer.byteLength(line) + 8, 0);
+
+/** The same line format as the MCP logs tool: `<ISO 8601 time> <text>`. */
+const text = (line: LogLine): string => `${line.time} ${line.text}`;

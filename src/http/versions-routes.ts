@@ -1,0 +1,49 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { AppRegistry } from '../actors/registry.js';
+import { requireIdentity } from '../auth/guards.js';
+import { deployFailed, type AppService } from '../services/app-service.js';
+import { appView } from '../services/app-view.js';
+import { appIdParams } from './apps-schemas.js';
+
+const rollbackBody = {
+  type: 'object',
+  required: ['version'],
+  // Any integer: one that is not in the history is the spec's 400 `unknown_version`.
+  properties: { version: { type: 'integer' } },
+} as const;
+
+const LAST_LOG_LINES = 20;
+
+/** `GET /v1/apps/{id}/versions` and `POST /v1/apps/{id}/rollback` (spec §4). */
+export function versionsRoutes(service: AppService, registry: AppRegistry) {
+  return async function routes(app: FastifyInstance): Promise<void> {
+    app.get('/v1/apps/:id/versions', { schema: { params: appIdParams } }, async (request) => ({
+      items: service.versions(requireIdentity(request), idOf(request)),
+    }));
+
+    app.post(
+      '/v1/apps/:id/rollback',
+      { schema: { params: appIdParams, body: rollbackBody } },
+      async (request, reply) => {
+        const { version } = request.body as { version: number };
+        const { app: rolled } = await service.rollback(
+          requireIdentity(request),
+          idOf(request),
+          version,
+        );
+        if (rolled.phase === 'Failed') {
+          // Like a deploy that failed: the diagnosis and the last lines, not a 200 with bad news.
+          const logs = registry
+            .logs(rolled.id)
+            .slice(-LAST_LOG_LINES)
+            .map((l) => `${l.time} ${l.text}`);
+          throw deployFailed(rolled.id, rolled.reason, rolled.message, logs);
+        }
+        if (rolled.phase === 'Ready' && rolled.url) return reply.status(200).send(appView(rolled));
+        return reply.status(202).send({ ...appView(rolled), status_url: `/v1/apps/${rolled.id}` });
+      },
+    );
+  };
+}
+
+const idOf = (request: FastifyRequest): string => (request.params as { id: string }).id;

@@ -1,0 +1,117 @@
+/**
+ * The audit trail (spec §2 Audit event, §4 GET /v1/audit): every deploy (rollbacks included),
+ * delete, suspend and resume, by a user or by the system (idle suspend, wake on request), allowed
+ * or not. Append-only: nothing here, nor any route or tool, changes or deletes an event.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import type { AppEvent, AppRegistry } from '../actors/registry.js';
+import type { Identity } from '../auth/identity.js';
+import { AppError } from '../errors.js';
+import type { AppRecord, AuditAction, AuditEvent, Store } from '../persistence/store.js';
+
+/**
+ * `ok`: done (for a deploy: accepted, Ready or on its way). `denied`: refused by ownership, scope,
+ * name, quota or policy. `failed`: accepted, but the app failed (deploy_failed). `rejected`: bad
+ * input (the tarball). `noop`: allowed, but the app was in no phase the action applies to.
+ * `error`: the server failed.
+ */
+export type AuditOutcome = 'ok' | 'denied' | 'failed' | 'rejected' | 'noop' | 'error';
+
+/** The actor of what the app machine does on its own: idle suspends and wakes on request. */
+export const SYSTEM_ACTOR = 'system';
+
+export const AUDIT_DEFAULT_LIMIT = 200;
+export const AUDIT_MAX_LIMIT = 1_000;
+
+export interface AuditEntry {
+  actor: string;
+  action: AuditAction;
+  target: string;
+  outcome: AuditOutcome;
+  tenantId: string;
+  sourceHash: string;
+}
+
+export type AuditLog = (level: 'error', msg: string, extra?: object) => void;
+
+export class AuditTrail {
+  constructor(
+    private readonly store: Store,
+    private readonly log: AuditLog = () => undefined,
+    private readonly now: () => number = () => Date.now(),
+  ) {}
+
+  /**
+   * Appends one event. The action it records has happened already, so a failing write is logged
+   * loudly rather than turned into an error for a caller whose action did take place.
+   */
+  record(entry: AuditEntry): void {
+    const event: AuditEvent = {
+      id: randomUUID(),
+      time: new Date(this.now()).toISOString(),
+      actor: entry.actor,
+      action: entry.action,
+      target: entry.target,
+      outcome: entry.outcome,
+      tenant_id: entry.tenantId,
+      source_hash: entry.sourceHash,
+    };
+    try {
+      this.store.appendAudit(event);
+    } catch (err) {
+      this.log('error', 'could not append an audit event', { event, err });
+    }
+  }
+
+  list(query: { actor?: string; action?: string; app?: string; limit?: number }): AuditEvent[] {
+    const limit = Math.min(AUDIT_MAX_LIMIT, query.limit ?? AUDIT_DEFAULT_LIMIT);
+    return this.store.listAudit({ ...query, limit });
+  }
+
+  /** Records what the system does on its own; what users do, the service records with the user. */
+  follow(registry: AppRegistry): () => void {
+    return registry.on((event) => {
+      if (event.initiator !== 'system') return;
+      if (event.kind !== 'suspend' && event.kind !== 'resume') return;
+      this.record(this.systemEntry(event, event.kind));
+    });
+  }
+
+  /** The app's tenant: its owner's department, or the owner when there is none. */
+  tenantOf(app: Pick<AppRecord, 'department' | 'ownerId'>): string {
+    return app.department ?? app.ownerId;
+  }
+
+  /** The source hash of the app's version (its current one by default); '' if none is stored. */
+  hashOf(appId: string, version?: number): string {
+    const v = version ?? this.store.getApp(appId)?.currentVersion ?? 0;
+    return this.store.getVersion(appId, v)?.sourceHash ?? '';
+  }
+
+  private systemEntry(event: AppEvent, action: AuditAction): AuditEntry {
+    const app = this.store.getApp(event.app_id);
+    return {
+      actor: SYSTEM_ACTOR,
+      action,
+      target: event.app_id,
+      outcome: 'ok',
+      tenantId: app ? this.tenantOf(app) : event.owner,
+      sourceHash: this.hashOf(event.app_id, event.version),
+    };
+  }
+}
+
+/** The tenant of a caller acting outside an app it may touch: its department, or itself. */
+export const callerTenant = (identity: Identity): string => identity.department ?? identity.userId;
+
+/** The audit outcome of an action that threw. */
+export function outcomeOf(err: unknown): AuditOutcome {
+  if (!(err instanceof AppError)) return 'error';
+  if (err.code === 'deploy_failed') return 'failed';
+  if ([403, 404, 409, 429].includes(err.status)) return 'denied';
+  return err.status < 500 ? 'rejected' : 'error';
+}
+
+/** The spec's prefix-qualified hash of a source the deploy never got to inspect. */
+export const sourceHash = (source: Buffer): string =>
+  `sha256:${createHash('sha256').update(source).digest('hex')}`;

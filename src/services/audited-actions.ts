@@ -1,0 +1,92 @@
+import { isAdmin, type Identity } from '../auth/identity.js';
+import { AppError } from '../errors.js';
+import type { AppRecord, AuditAction, Store } from '../persistence/store.js';
+import { callerTenant, outcomeOf, type AuditOutcome, type AuditTrail } from './audit-trail.js';
+import { requireScope } from './deploy-policy.js';
+
+/**
+ * How AppService audits what users do: every action ends in exactly one event, whether it was
+ * done, refused (ownership, scope, name, quota, policy: `denied`), failed or had bad input.
+ */
+export class AuditedActions {
+  constructor(
+    private readonly trail: AuditTrail,
+    private readonly store: Store,
+    /** Ownership: the app if the caller may see it, else 404. */
+    private readonly get: (identity: Identity, id: string) => AppRecord,
+  ) {}
+
+  /** The app, when the caller may act on it; a refusal is audited before it is thrown. */
+  authorize(identity: Identity, action: AuditAction, id: string): AppRecord {
+    try {
+      const app = this.get(identity, id);
+      requireScope(identity, 'deploy');
+      return app;
+    } catch (err) {
+      this.refused(identity, action, id, err);
+      throw err;
+    }
+  }
+
+  /** Runs the action; if it throws, the refusal or failure is audited and rethrown. */
+  async attempt<T>(
+    identity: Identity,
+    action: AuditAction,
+    target: string,
+    how: { run: () => Promise<T>; hash?: () => string },
+  ): Promise<T> {
+    try {
+      return await how.run();
+    } catch (err) {
+      this.refused(identity, action, target, err, how.hash);
+      throw err;
+    }
+  }
+
+  /** The action happened to `app`, with this outcome. */
+  recorded(
+    identity: Identity,
+    action: AuditAction,
+    app: AppRecord,
+    outcome: AuditOutcome,
+    hash: string,
+  ): void {
+    this.trail.record({
+      actor: identity.userId,
+      action,
+      target: app.id,
+      outcome,
+      tenantId: this.trail.tenantOf(app),
+      sourceHash: hash,
+    });
+  }
+
+  /** A deploy was accepted: `ok` even when still on its way (202), `failed` when the app failed. */
+  deployed(identity: Identity, app: AppRecord, hash: string): void {
+    this.recorded(identity, 'deploy', app, app.phase === 'Failed' ? 'failed' : 'ok', hash);
+  }
+
+  /**
+   * Audits an action that threw. Nothing is recorded for a name no app has (nothing was acted on);
+   * an attempt on another owner's app is, as `denied`, under the caller's tenant.
+   */
+  private refused(
+    identity: Identity,
+    action: AuditAction,
+    target: string,
+    err: unknown,
+    hash?: () => string,
+  ): void {
+    const app = this.store.getApp(target);
+    if (!app && err instanceof AppError && err.status === 404) return;
+    const mine = app !== undefined && (isAdmin(identity) || app.ownerId === identity.userId);
+    this.trail.record({
+      actor: identity.userId,
+      action,
+      target,
+      outcome: outcomeOf(err),
+      tenantId: mine ? this.trail.tenantOf(app) : callerTenant(identity),
+      sourceHash: hash?.() ?? (app ? this.trail.hashOf(target) : ''),
+    });
+  }
+}

@@ -1,0 +1,195 @@
+/** Deploy history and rollback over real HTTP, real sandboxes, a real SQLite file (spec §4). */
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { nodeApp } from '../support/apps.js';
+import { deploy, fetchApp } from '../support/deploy.js';
+import { call, startTestServer, type TestServer } from '../support/server.js';
+import { tarGz } from '../support/tarball.js';
+
+const ALICE = 'alice-history-key-0123456789';
+const BOB = 'bob-history-key-0123456789ab';
+const keys = [
+  { key: ALICE, name: 'alice' },
+  { key: BOB, name: 'bob' },
+];
+
+interface Version {
+  version: number;
+  timestamp: string;
+  template: string;
+  lane: string;
+  source_hash: string;
+  rolled_back_from?: number;
+}
+
+describe('deploy history and rollback', () => {
+  let server: TestServer;
+  const versions = async (app: string): Promise<Version[]> =>
+    (
+      (await call(server.baseURL, `/v1/apps/${app}/versions`, { token: ALICE })).body as {
+        items: Version[];
+      }
+    ).items;
+  const rollback = (app: string, version: unknown, token = ALICE) =>
+    call(server.baseURL, `/v1/apps/${app}/rollback`, { method: 'POST', token, json: { version } });
+
+  beforeAll(async () => {
+    server = await startTestServer({ auth: { apiKeys: keys }, runtime: { poolSize: 1 } });
+  });
+  afterAll(() => server.stop());
+
+  it('rolls back v3 to v1 as a fourth version that serves v1', async () => {
+    for (const n of [1, 2, 3]) {
+      const res = await deploy(server.baseURL, ALICE, { name: 'site' }, await site(n));
+      expect(res.status).toBe(200);
+    }
+    const before = await versions('site');
+    expect(before.map((v) => v.version)).toEqual([3, 2, 1]);
+
+    const res = await rollback('site', 1);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ app_id: 'site', phase: 'Ready', url: expect.any(String) });
+    const after = await versions('site');
+    expect(after.map((v) => v.version)).toEqual([4, 3, 2, 1]);
+    expect(after[0]).toMatchObject({
+      version: 4,
+      rolled_back_from: 1,
+      template: 'static',
+      lane: 'fast',
+      source_hash: before[2]?.source_hash,
+    });
+    expect(after[0]?.timestamp).toMatch(/^\d{4}-\d\d-\d\dT.*Z$/);
+    // History is not rewritten: the older entries are exactly as they were.
+    expect(after.slice(1)).toEqual(before);
+    expect(after.slice(1).every((v) => v.rolled_back_from === undefined)).toBe(true);
+    const page = await fetchApp(String((res.body as { url: string }).url));
+    expect(page.body).toContain('version one');
+  });
+
+  it('takes the previous version back warm: the very process that served it answers', async () => {
+    const first = await deploy(server.baseURL, ALICE, { name: 'warm' }, await nodeApp('p1'));
+    const url = String(first.body.url);
+    const p1 = (await fetchApp(url)).body;
+    await deploy(server.baseURL, ALICE, { name: 'warm' }, await nodeApp('p2'));
+    const p2 = (await fetchApp(url)).body;
+    expect(p2).toMatch(/^p2 /);
+
+    expect((await rollback('warm', 1)).status).toBe(200);
+    // Same boot id: not a fresh start of p1's source but the sandbox that served it.
+    expect((await fetchApp(url)).body).toBe(p1);
+    // And back again: p2's sandbox was kept in turn.
+    expect((await rollback('warm', 2)).status).toBe(200);
+    expect((await fetchApp(url)).body).toBe(p2);
+    // Two versions back is no longer warm: a fresh start of the same source.
+    expect((await rollback('warm', 1)).status).toBe(200);
+    expect((await rollback('warm', 3)).status).toBe(200);
+    const cold = (await fetchApp(url)).body;
+    expect(cold).toMatch(/^p1 /);
+    expect(cold).not.toBe(p1);
+  });
+
+  it('recovers from a broken deploy by rolling back to what served before it', async () => {
+    const first = await deploy(server.baseURL, ALICE, { name: 'fixme' }, await nodeApp('good'));
+    const url = String(first.body.url);
+    const good = (await fetchApp(url)).body;
+    const broken = await tarGz({
+      'package.json': JSON.stringify({ name: 'fixme', main: 'server.js' }),
+      'server.js': 'throw new Error("fixme is broken");',
+    });
+    const bad = await deploy(server.baseURL, ALICE, { name: 'fixme' }, broken);
+    expect(bad.body).toMatchObject({ code: 'deploy_failed', details: { phase: 'Failed' } });
+    expect((await fetchApp(url)).status).toBe(404);
+
+    const res = await rollback('fixme', 1);
+    expect(res.status).toBe(200);
+    expect((await fetchApp(url)).body).toBe(good);
+    expect((await versions('fixme'))[0]).toMatchObject({ version: 3, rolled_back_from: 1 });
+  });
+
+  it('refuses versions not in the history with unknown_version, leaving it as it was', async () => {
+    const before = await versions('site');
+    for (const version of [99, 0, -1]) {
+      const res = await rollback('site', version);
+      expect(res.status, String(version)).toBe(400);
+      expect(res.body).toMatchObject({ code: 'unknown_version' });
+    }
+    for (const version of ['one', 1.5, { n: 1 }]) {
+      const res = await rollback('site', version);
+      expect(res.status, String(version)).toBe(400);
+      expect(res.body).toMatchObject({ code: 'bad_request' });
+    }
+    const missing = await call(server.baseURL, '/v1/apps/site/rollback', {
+      method: 'POST',
+      token: ALICE,
+      json: {},
+    });
+    expect(missing).toMatchObject({ status: 400, body: { code: 'bad_request' } });
+    expect(await versions('site')).toEqual(before);
+  });
+
+  it('is owner-scoped: another user gets 404 for versions and rollback', async () => {
+    const list = await call(server.baseURL, '/v1/apps/site/versions', { token: BOB });
+    expect(list).toMatchObject({ status: 404, body: { code: 'not_found' } });
+    const res = await rollback('site', 1, BOB);
+    expect(res).toMatchObject({ status: 404, body: { code: 'not_found' } });
+    expect((await call(server.baseURL, '/v1/apps/site/versions')).status).toBe(401);
+  });
+
+  it('keeps the newest 20 versions and deletes the pruned ones’ source blobs', async () => {
+    for (let n = 1; n <= 22; n++) {
+      const res = await deploy(server.baseURL, ALICE, { name: 'busy' }, await site(n));
+      expect(res.status).toBe(200);
+    }
+    const items = await versions('busy');
+    expect(items.map((v) => v.version)).toEqual(Array.from({ length: 20 }, (_, i) => 22 - i));
+    const blobs = readdirSync(join(server.dataDir, 'sources')).filter((f) => f.startsWith('busy.'));
+    expect(blobs).toHaveLength(20);
+    expect(blobs.some((f) => f.startsWith('busy.v1.') || f.startsWith('busy.v2.'))).toBe(false);
+    // The oldest kept version can still be restored.
+    expect((await rollback('busy', 3)).status).toBe(200);
+    expect(
+      (await fetchApp(`http://busy.localhost:${new URL(server.baseURL).port}/`)).body,
+    ).toContain('version three');
+  });
+});
+
+describe('after a restart (SQLite)', () => {
+  it('still has the versions and the audit trail', async () => {
+    const admin = { key: 'ops-history-key-0123456789', name: 'ops', role: 'admin' as const };
+    const config = { auth: { apiKeys: [...keys, admin] }, runtime: { poolSize: 0 } };
+    const first = await startTestServer(config);
+    await deploy(first.baseURL, ALICE, { name: 'durable' }, await site(1));
+    await deploy(first.baseURL, ALICE, { name: 'durable' }, await site(2));
+    await call(first.baseURL, '/v1/apps/durable/rollback', {
+      method: 'POST',
+      token: ALICE,
+      json: { version: 1 },
+    });
+    const versionsBefore = await call(first.baseURL, '/v1/apps/durable/versions', { token: ALICE });
+    const auditBefore = await call(first.baseURL, '/v1/audit?app=durable', { token: admin.key });
+    expect((auditBefore.body as { events: unknown[] }).events).toHaveLength(3);
+    await first.close();
+
+    const second = await startTestServer(config, first.dataDir);
+    try {
+      const versionsAfter = await call(second.baseURL, '/v1/apps/durable/versions', {
+        token: ALICE,
+      });
+      expect(versionsAfter.body).toEqual(versionsBefore.body);
+      expect((versionsAfter.body as { items: Version[] }).items[0]).toMatchObject({
+        version: 3,
+        rolled_back_from: 1,
+      });
+      const auditAfter = await call(second.baseURL, '/v1/audit?app=durable', { token: admin.key });
+      expect(auditAfter.body).toEqual(auditBefore.body);
+    } finally {
+      await second.stop();
+    }
+  });
+});
+
+function site(n: number): Promise<Buffer> {
+  const words = ['zero', 'one', 'two', 'three'];
+  return tarGz({ 'index.html': `<h1>version ${words[n] ?? n}</h1>` });
+}

@@ -1,5 +1,8 @@
 import type { LogLine } from '../runtime/runtime.js';
 
+/** A log line as users read it everywhere (SSE, deploy failures, MCP): `<ISO time> <text>`. */
+export const logLineText = (line: LogLine): string => `${line.time} ${line.text}`;
+
 /** Someone following an app's log: every new line, then the end once the app is gone. */
 export interface LogFollower {
   line(line: LogLine): void;

@@ -1,3 +1,4 @@
+import { logLineText } from '../actors/log-ring.js';
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppRegistry } from '../actors/registry.js';
@@ -37,10 +38,7 @@ export function appsRoutes(service: AppService, registry: AppRegistry, maxSource
       }
       const { app: deployed } = await service.deploy(identity, metadata, source);
       if (deployed.phase === 'Failed') {
-        const logs = registry
-          .logs(deployed.id)
-          .slice(-LAST_LOG_LINES)
-          .map((l) => `${l.time} ${l.text}`);
+        const logs = registry.logs(deployed.id).slice(-LAST_LOG_LINES).map(logLineText);
         throw deployFailed(deployed.id, deployed.reason, deployed.message, logs);
       }
       if (deployed.phase === 'Ready' && deployed.url) {

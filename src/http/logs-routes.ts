@@ -1,7 +1,7 @@
+import { logLineText } from '../actors/log-ring.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppRegistry } from '../actors/registry.js';
 import { requireIdentity } from '../auth/guards.js';
-import type { LogLine } from '../runtime/runtime.js';
 import type { AppService } from '../services/app-service.js';
 import { appIdParams } from './apps-schemas.js';
 import { HEARTBEAT_MS, MAX_BUFFERED_BYTES, SseStream } from './sse.js';
@@ -45,7 +45,7 @@ export function logsRoutes(service: AppService, registry: AppRegistry, opts: Log
         const id = (request.params as { id: string }).id;
         service.get(identity, id);
         const release = quota.acquire(identity.userId);
-        const snapshot = registry.logs(id).slice(-SNAPSHOT_LINES).map(text);
+        const snapshot = registry.logs(id).slice(-SNAPSHOT_LINES).map(logLineText);
         reply.hijack();
         let unfollow = (): void => undefined;
         const stream = new SseStream(request.raw, reply.raw, {
@@ -64,7 +64,7 @@ export function logsRoutes(service: AppService, registry: AppRegistry, opts: Log
         for (const line of snapshot) stream.send(line);
         if (!follows(request)) return stream.end();
         unfollow = registry.followLogs(id, {
-          line: (line) => void stream.send(text(line)),
+          line: (line) => void stream.send(logLineText(line)),
           end: (reason) => stream.fail(reason),
         });
         // Dropped while the snapshot was written: onClose ran before there was anything to undo.
@@ -82,4 +82,3 @@ const bytesOf = (lines: string[]): number =>
   lines.reduce((sum, line) => sum + Buffer.byteLength(line) + 8, 0);
 
 /** The same line format as the MCP logs tool: `<ISO 8601 time> <text>`. */
-const text = (line: LogLine): string => `${line.time} ${line.text}`;

@@ -1,3 +1,4 @@
+import { logLineText } from '../actors/log-ring.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppRegistry } from '../actors/registry.js';
 import { requireIdentity } from '../auth/guards.js';
@@ -33,10 +34,7 @@ export function versionsRoutes(service: AppService, registry: AppRegistry) {
         );
         if (rolled.phase === 'Failed') {
           // Like a deploy that failed: the diagnosis and the last lines, not a 200 with bad news.
-          const logs = registry
-            .logs(rolled.id)
-            .slice(-LAST_LOG_LINES)
-            .map((l) => `${l.time} ${l.text}`);
+          const logs = registry.logs(rolled.id).slice(-LAST_LOG_LINES).map(logLineText);
           throw deployFailed(rolled.id, rolled.reason, rolled.message, logs);
         }
         if (rolled.phase === 'Ready' && rolled.url) return reply.status(200).send(appView(rolled));

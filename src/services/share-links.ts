@@ -1,3 +1,4 @@
+import { requireScope } from './deploy-policy.js';
 import { randomBytes } from 'node:crypto';
 import { isAdmin, type Identity } from '../auth/identity.js';
 import { AppError, notFound } from '../errors.js';
@@ -178,10 +179,3 @@ const viewOf = (app: AppRecord): ShareView => ({
   status: app.phase,
   url: app.url ?? '',
 });
-
-/** Same rule as the app service's: a key with scopes needs `deploy` to change what is public. */
-function requireScope(identity: Identity, scope: string): void {
-  if (identity.scopes.length > 0 && !identity.scopes.includes(scope)) {
-    throw new AppError(403, 'policy_denied', `this API key lacks the "${scope}" scope`);
-  }
-}

@@ -1,3 +1,4 @@
+import { logLineText } from '../../actors/log-ring.js';
 import { z } from 'zod';
 import type { AppRegistry } from '../../actors/registry.js';
 import { SNAPSHOT_LINES } from '../../http/logs-routes.js';
@@ -12,10 +13,7 @@ export const FAILURE_LOG_LINES = 20;
  * `<ISO 8601 time> <text>`.
  */
 export function lastLogLines(registry: AppRegistry, appId: string, count: number): string[] {
-  return registry
-    .logs(appId)
-    .slice(-count)
-    .map((line) => `${line.time} ${line.text}`);
+  return registry.logs(appId).slice(-count).map(logLineText);
 }
 
 export const getAppLogs = defineTool({

@@ -66,6 +66,17 @@ export function treeRss(pid: number): number {
   return total;
 }
 
+/**
+ * Proportional memory (PSS) of a process tree, in bytes: shared pages (the node binary, mapped by
+ * every sandbox) split among their users. Reported beside RSS, which counts them in full.
+ */
+export function treePss(pid: number): number {
+  const match = /^Pss:\s+(\d+) kB/m.exec(safeRead(`/proc/${pid}/smaps_rollup`));
+  let total = match ? Number(match[1]) * 1024 : 0;
+  for (const child of childrenOf(pid)) total += treePss(child);
+  return total;
+}
+
 export function childrenOf(pid: number): number[] {
   const out: number[] = [];
   for (const task of safeList(`/proc/${pid}/task`)) {

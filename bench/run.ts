@@ -7,7 +7,7 @@ import { join, resolve } from 'node:path';
 import { fetchApp } from '../test/support/deploy.js';
 import { tarGzDir } from '../test/support/tarball.js';
 import { loadTest } from './load.js';
-import { bareStart, childrenOf, commandOf, stop, treeRss } from './processes.js';
+import { bareStart, childrenOf, commandOf, stop, treePss, treeRss } from './processes.js';
 import { measureRollback } from './rollback.js';
 import { api, BENCH_KEY, deployTo, startSlipwayProcess, type SlipwayProcess } from './slipway.js';
 import { percentile, round, sleep } from './stats.js';
@@ -93,6 +93,11 @@ async function deployRow(
     // Deploys are not back to back in real use: give the pool its background refill.
     await sleep(300);
   }
+  const slowest = deploys
+    .map((ms, i) => `#${i} ${round(ms, 1)} ms`)
+    .sort((a, b) => Number(b.split(' ')[1]) - Number(a.split(' ')[1]))
+    .slice(0, 5);
+  console.error(`${name}: slowest deploys ${slowest.join(', ')}`);
   const p50 = percentile(deploys, 50) / percentile(bares, 50);
   const p99 = percentile(deploys, 99) / percentile(bares, 99);
   rows.push({
@@ -248,22 +253,28 @@ async function densityRow(s: SlipwayProcess, source: Buffer): Promise<void> {
     names.push(name);
   }
   await sleep(2000);
+  // Sandboxes are the server's bwrap children (`/usr/bin/bwrap --args 3 -- node agent.mjs`).
   const sandboxes = childrenOf(s.child.pid as number).filter((pid) =>
-    commandOf(pid).startsWith('bwrap'),
+    (commandOf(pid).split(' ')[0] ?? '').endsWith('bwrap'),
   );
-  const rss = sandboxes.map(treeRss).sort((a, b) => a - b);
-  const claimed = rss.slice(-DENSITY_APPS);
-  const perApp = claimed.reduce((a, b) => a + b, 0) / claimed.length;
+  // The claimed sandboxes hold an app: the largest trees; the rest are the idle pools.
+  const trees = sandboxes
+    .map((pid) => ({ rss: treeRss(pid), pss: treePss(pid) }))
+    .sort((a, b) => a.rss - b.rss);
+  const claimed = trees.slice(-DENSITY_APPS);
+  const perApp = claimed.reduce((a, b) => a + b.rss, 0) / claimed.length;
+  const perAppPss = claimed.reduce((a, b) => a + b.pss, 0) / claimed.length;
   const bare = await bareStart('server.js', join(EXAMPLES, 'node'));
   await fetchApp(`http://127.0.0.1:${bare.port}/`);
   await sleep(500);
   const bareRss = treeRss(bare.child.pid as number);
+  const barePss = treePss(bare.child.pid as number);
   await stop(bare.child);
   const ratio = perApp / bareRss;
   rows.push({
     benchmark: `density (${claimed.length} apps)`,
-    measured: `${round(perApp / 1048576, 1)} MiB RSS per idle Ready app`,
-    baseline: `${round(bareRss / 1048576, 1)} MiB bare node server.js`,
+    measured: `${round(perApp / 1048576, 1)} MiB RSS (${round(perAppPss / 1048576, 1)} PSS) per idle Ready app`,
+    baseline: `${round(bareRss / 1048576, 1)} MiB RSS (${round(barePss / 1048576, 1)} PSS) bare node`,
     ratio: round(ratio),
     target: '≤ 1.2×',
     pass: ratio <= 1.2,

@@ -34,9 +34,10 @@ export async function startSlipwayProcess(poolSize: number): Promise<SlipwayProc
   });
   await waitForAccept(port, 30_000);
   const base = `http://127.0.0.1:${port}`;
+  // Deploys are measured into a warm pool: wait until every template's pool is full.
   for (let i = 0; i < 600; i += 1) {
     const res = await fetch(`${base}/readyz`);
-    if (res.status === 200) break;
+    if (res.status === 200 && poolsFull(await res.json())) break;
     await sleep(100);
   }
   return { base, port, dataDir, child, close: () => stop(child) };
@@ -65,4 +66,10 @@ export async function deployTo(
 
 export async function api(base: string, method: string, path: string): Promise<Response> {
   return fetch(`${base}${path}`, { method, headers: { authorization: `Bearer ${BENCH_KEY}` } });
+}
+
+function poolsFull(report: unknown): boolean {
+  const pools = (report as { components?: { runtime?: { pools?: object } } }).components?.runtime
+    ?.pools as Record<string, { idle: number; target: number }> | undefined;
+  return pools !== undefined && Object.values(pools).every((p) => p.idle >= p.target);
 }

@@ -7,7 +7,13 @@ import { AppError } from '../errors.js';
 import { deployFailed, type AppService } from '../services/app-service.js';
 import { appView } from '../services/app-view.js';
 import { parseMetadataJson } from '../services/deploy-metadata.js';
-import { appIdParams, deployResponse, listQuery } from './apps-schemas.js';
+import {
+  appIdParams,
+  appListResponse,
+  appSchema,
+  deployResponse,
+  listQuery,
+} from './apps-schemas.js';
 
 const METADATA_MAX_BYTES = 256 * 1024;
 const LAST_LOG_LINES = 20;
@@ -47,14 +53,20 @@ export function appsRoutes(service: AppService, registry: AppRegistry, maxSource
       return reply.status(202).send({ app_id: deployed.id, status_url: `/v1/apps/${deployed.id}` });
     });
 
-    app.get('/v1/apps', { schema: { querystring: listQuery } }, async (request) => {
-      const { limit, offset } = request.query as { limit?: number; offset?: number };
-      const page = service.list(requireIdentity(request), { limit, offset });
-      return { items: page.items.map(appView), total: page.total };
-    });
+    app.get(
+      '/v1/apps',
+      { schema: { querystring: listQuery, response: appListResponse } },
+      async (request) => {
+        const { limit, offset } = request.query as { limit?: number; offset?: number };
+        const page = service.list(requireIdentity(request), { limit, offset });
+        return { items: page.items.map(appView), total: page.total };
+      },
+    );
 
-    app.get('/v1/apps/:id', { schema: { params: appIdParams } }, async (request) =>
-      appView(service.get(requireIdentity(request), idOf(request))),
+    app.get(
+      '/v1/apps/:id',
+      { schema: { params: appIdParams, response: { 200: appSchema } } },
+      async (request) => appView(service.get(requireIdentity(request), idOf(request))),
     );
 
     app.delete('/v1/apps/:id', { schema: { params: appIdParams } }, async (request, reply) => {
@@ -62,12 +74,16 @@ export function appsRoutes(service: AppService, registry: AppRegistry, maxSource
       return reply.status(204).send();
     });
 
-    app.post('/v1/apps/:id/suspend', { schema: { params: appIdParams } }, async (request) =>
-      appView(await service.suspend(requireIdentity(request), idOf(request))),
+    app.post(
+      '/v1/apps/:id/suspend',
+      { schema: { params: appIdParams, response: { 200: appSchema } } },
+      async (request) => appView(await service.suspend(requireIdentity(request), idOf(request))),
     );
 
-    app.post('/v1/apps/:id/resume', { schema: { params: appIdParams } }, async (request) =>
-      appView(await service.resume(requireIdentity(request), idOf(request))),
+    app.post(
+      '/v1/apps/:id/resume',
+      { schema: { params: appIdParams, response: { 200: appSchema } } },
+      async (request) => appView(await service.resume(requireIdentity(request), idOf(request))),
     );
   };
 }

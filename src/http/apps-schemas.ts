@@ -26,3 +26,41 @@ export const deployResponse = {
     required: ['app_id', 'status_url'],
   },
 } as const;
+
+/** The spec's App (§2); as a response schema it also makes fastify serialize it fast. */
+export const appSchema = {
+  type: 'object',
+  properties: {
+    app_id: { type: 'string' },
+    name: { type: 'string' },
+    owner: { type: 'string' },
+    phase: { type: 'string' },
+    url: { type: 'string' },
+    runtime: {
+      type: 'object',
+      properties: { lane: { type: 'string' }, template: { type: 'string' } },
+      required: ['lane', 'template'],
+    },
+    last_deployed_at: { type: 'string' },
+    reason: { type: 'string' },
+    message: { type: 'string' },
+  },
+  required: [
+    'app_id',
+    'name',
+    'owner',
+    'phase',
+    'runtime',
+    'last_deployed_at',
+    'reason',
+    'message',
+  ],
+} as const;
+
+export const appListResponse = {
+  200: {
+    type: 'object',
+    properties: { items: { type: 'array', items: appSchema }, total: { type: 'integer' } },
+    required: ['items', 'total'],
+  },
+} as const;

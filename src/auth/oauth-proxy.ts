@@ -7,12 +7,15 @@ import { checkUserId } from './user-id.js';
 /**
  * Trusted proxy: a gateway in front of Slipway validated the caller and names it in a header
  * (`X-Forwarded-User`). The header is believed only from a socket peer in `auth.oauth.trustedProxies`.
+ * With `auth.oauth.adminGroup` set, the proxy's groups header grants the admin role.
  */
 export const oauthProxyMode: AuthModeFactory = {
   name: 'oauth',
   create: ({ config }): AuthMode => {
     const trusted = trustedProxies(config.auth.oauth.trustedProxies);
     const header = config.auth.oauth.userHeader.toLowerCase();
+    const groupsHeader = config.auth.oauth.groupsHeader.toLowerCase();
+    const { adminGroup } = config.auth.oauth;
     return {
       name: 'oauth',
       verify: ({ request }) => {
@@ -27,7 +30,17 @@ export const oauthProxyMode: AuthModeFactory = {
         }
         const userId = value.trim();
         checkUserId(userId);
-        return { userId, name: userId, role: 'user', scopes: [] };
+        if (adminGroup === undefined) return { userId, name: userId, role: 'user', scopes: [] };
+        // With adminGroup set the proxy's groups are the truth for the role, as OIDC claims are.
+        const groups = String(request.headers[groupsHeader] ?? '').split(',');
+        const admin = groups.some((group) => group.trim() === adminGroup);
+        return {
+          userId,
+          name: userId,
+          role: admin ? 'admin' : 'user',
+          scopes: [],
+          roleFromCredential: true,
+        };
       },
     };
   },

@@ -61,6 +61,10 @@ export const configSchema = z.strictObject({
         .strictObject({
           trustedProxies: z.array(z.string()).default(['127.0.0.1', '::1']),
           userHeader: z.string().default('x-forwarded-user'),
+          /** Comma-separated groups the proxy asserts for the user (e.g. `X-Forwarded-Groups`). */
+          groupsHeader: z.string().default('x-forwarded-groups'),
+          /** When set, the proxy's groups decide the role: this group is admin, any other user. */
+          adminGroup: z.string().min(1).optional(),
         })
         .prefault({}),
       tls: z

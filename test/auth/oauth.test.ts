@@ -9,6 +9,30 @@ afterAll(async () => {
 });
 
 describe('oauth (trusted proxy) mode', () => {
+  it('takes the role from the proxy groups when adminGroup is set', async () => {
+    const s = await start({
+      mode: 'oauth',
+      identityCacheTTL: '0s',
+      oauth: { trustedProxies: ['127.0.0.0/8'], adminGroup: 'platform-admins' },
+    });
+    cleanups.push(
+      () => s.close(),
+      () => removeDir(s.dataDir),
+    );
+    const admin = await call(s.baseURL, '/api/users', {
+      headers: { 'x-forwarded-user': 'ana', 'x-forwarded-groups': 'dev, platform-admins' },
+    });
+    expect(admin.status).toBe(200);
+    const me = await call(s.baseURL, '/api/whoami', {
+      headers: { 'x-forwarded-user': 'ana', 'x-forwarded-groups': 'dev' },
+    });
+    expect(json(me.body)).toMatchObject({ user_id: 'ana', role: 'user' });
+    const user = await call(s.baseURL, '/api/users', {
+      headers: { 'x-forwarded-user': 'ana', 'x-forwarded-groups': 'platform-admins-not' },
+    });
+    expect(user.status).toBe(403);
+  });
+
   it('believes the user header from a trusted peer', async () => {
     const s = await start({
       mode: 'oauth',

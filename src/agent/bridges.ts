@@ -1,6 +1,7 @@
 import { rmSync } from 'node:fs';
 import net from 'node:net';
 import { errorText, warn } from './diag.js';
+import { splice } from './splice.js';
 import { APP_SOCK, EGRESS_SOCK, PROXY_PORT, SOCKET_DIR } from './protocol.js';
 
 /** What `app.sock` does with a connection: nothing until inject decides. */
@@ -62,19 +63,6 @@ export function listenEgressForwarder(): Promise<net.Server> {
     server.once('error', reject);
     server.listen(PROXY_PORT, '127.0.0.1', () => resolve(server));
   });
-}
-
-/** Pipes both ways; a side that dies rather than ending cleanly takes the other with it. */
-export function splice(a: net.Socket, b: net.Socket): void {
-  for (const [from, to] of [
-    [a, b],
-    [b, a],
-  ] as const) {
-    from.on('close', () => {
-      if (!from.readableEnded || !from.writableFinished) to.destroy();
-    });
-    from.pipe(to);
-  }
 }
 
 export function listen(server: net.Server, path: string): Promise<void> {

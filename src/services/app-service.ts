@@ -69,12 +69,11 @@ export class AppService {
   ): Promise<DeployOutcome> {
     requireScope(identity, 'deploy');
     const { store, sourceStore, config } = this.deps;
-    assertMayDeployTo(store, config, identity, metadata.name);
+    const existing = assertMayDeployTo(store, config, identity, metadata.name);
     const info = await inspectTarball(source);
     const version = nextVersion(store, metadata.name);
     const sourceKey = mintSourceKey(metadata.name, version);
     const plan = classify(info, metadata.runtime);
-    const existing = store.getApp(metadata.name);
     if (!plan.ok && existing) {
       // A configuration gap never takes down what serves now; the answer carries the diagnosis.
       throw deployFailed(metadata.name, plan.reason, plan.message);
@@ -120,7 +119,13 @@ export class AppService {
         });
       });
     } catch (err) {
-      await sourceStore.remove(sourceKey).catch(() => undefined);
+      // The rows did not land: the blob is an orphan, and the original error is the answer.
+      await sourceStore.remove(sourceKey).catch((removeErr: unknown) => {
+        this.deps.log?.('warn', 'could not remove the blob of a failed deploy', {
+          key: sourceKey,
+          err: removeErr,
+        });
+      });
       throw err;
     }
     await this.history.prune(metadata.name);

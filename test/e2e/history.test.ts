@@ -1,3 +1,4 @@
+import type { VersionView } from '../../src/services/history-service.js';
 /** Deploy history and rollback over real HTTP, real sandboxes, a real SQLite file (spec §4). */
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,14 +15,7 @@ const keys = [
   { key: BOB, name: 'bob' },
 ];
 
-interface Version {
-  version: number;
-  timestamp: string;
-  template: string;
-  lane: string;
-  source_hash: string;
-  rolled_back_from?: number;
-}
+type Version = VersionView;
 
 describe('deploy history and rollback', () => {
   let server: TestServer;

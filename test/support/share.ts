@@ -1,3 +1,4 @@
+import type { ShareLinkView } from '../../src/services/share-view.js';
 import { expect } from 'vitest';
 import { deploy, waitForPhase } from './deploy.js';
 import { call } from './server.js';
@@ -16,15 +17,7 @@ export async function deployStatic(
   return waitForPhase(base, token, name, ['Ready']);
 }
 
-export interface ShareLinkBody {
-  token: string;
-  app_id: string;
-  has_password: boolean;
-  expires_in?: string;
-  expires_at: string | null;
-  created_at: string;
-  url: string;
-}
+export type ShareLinkBody = ShareLinkView;
 
 /** POSTs a share link and expects 200. */
 export async function createLink(

@@ -1,3 +1,4 @@
+import { splice } from '../../agent/splice.js';
 /**
  * The egress gate (design.md §4): the host end of a sandbox's `egress.sock`. The in-sandbox agent
  * relays every connection the app makes to its proxy at 127.0.0.1:3128 here; the gate reads one
@@ -190,19 +191,6 @@ function connectOnce(address: string, port: number, timeoutMs: number): Promise<
       resolve(socket);
     });
   });
-}
-
-/** Pipes both ways; a side that dies (rather than finishing cleanly) takes the other with it. */
-function splice(a: net.Socket, b: net.Socket): void {
-  for (const [from, to] of [
-    [a, b],
-    [b, a],
-  ] as const) {
-    from.on('close', () => {
-      if (!from.readableEnded || !from.writableFinished) to.destroy();
-    });
-    from.pipe(to);
-  }
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {

@@ -1,6 +1,7 @@
 import { AppError } from '../errors.js';
 import { parseDuration } from '../config/duration.js';
 import type { EnvItem } from '../persistence/store.js';
+import { parseHostEntry } from '../runtime/local/egress-hosts.js';
 
 /** Deploy metadata (spec §2), validated field by field. */
 export interface DeployMetadata {
@@ -13,9 +14,6 @@ export interface DeployMetadata {
 
 export const APP_NAME = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const HOST =
-  /^(\*\.)?([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.?$/i;
-const IPV6_LITERAL = /^[0-9a-f:.]+$/i;
 const MAX_ENV_ITEMS = 200;
 const MAX_ENV_BYTES = 64 * 1024;
 const MAX_HOSTS = 100;
@@ -136,14 +134,12 @@ function validateEgress(egress: unknown): string[] {
   if (hosts.length > MAX_HOSTS)
     throw bad('egress.allowed_hosts', `must have at most ${MAX_HOSTS} hosts`);
   return hosts.map((host: unknown, i) => {
-    const ok =
-      typeof host === 'string' &&
-      host.length <= 253 &&
-      (HOST.test(host) || (host.includes(':') && IPV6_LITERAL.test(host)));
-    if (!ok) {
+    // The gate reads entries with this same parser: what passes here is what it enforces.
+    if (typeof host !== 'string' || !parseHostEntry(host)) {
       throw bad(
         `egress.allowed_hosts[${i}]`,
-        'must be a host name, *.domain wildcard or IP address',
+        'must be a host name, *.domain wildcard or IP address, optionally with a port ' +
+          '(host:8443, *.example.org:8443, [::1]:8080); without one, ports 80 and 443 only',
       );
     }
     return host.toLowerCase();

@@ -84,7 +84,7 @@ async function startGate(opts: Partial<EgressGateOptions> = {}): Promise<Gate> {
     return found;
   });
   const server = createEgressGate({
-    allowedHosts: ['api.test'],
+    allowedHosts: [`api.test:${upstreamPort}`],
     allowPrivate: ['127.0.0.1'],
     resolve,
     log: (msg, extra) => logs.push({ msg, extra }),
@@ -314,7 +314,10 @@ describe('egress gate: private addresses', () => {
     ['fe80::1', 'link-local'],
   ])('refuses an allowed name that resolves to %s without allowPrivate', async (address, kind) => {
     names['inside.test'] = [address];
-    const gate = await startGate({ allowedHosts: ['inside.test'], allowPrivate: [] });
+    const gate = await startGate({
+      allowedHosts: [`inside.test:${upstreamPort}`],
+      allowPrivate: [],
+    });
     const before = upstreamConnections;
     const raw = await exchange(gate.path, `CONNECT inside.test:${upstreamPort} HTTP/1.1\r\n\r\n`);
     expect(status(raw)).toBe(403);
@@ -331,7 +334,7 @@ describe('egress gate: private addresses', () => {
   });
 
   it('refuses an allowed private IP literal without asking the resolver', async () => {
-    const gate = await startGate({ allowedHosts: ['127.0.0.1'], allowPrivate: [] });
+    const gate = await startGate({ allowedHosts: [`127.0.0.1:${upstreamPort}`], allowPrivate: [] });
     const raw = await exchange(gate.path, `CONNECT 127.0.0.1:${upstreamPort} HTTP/1.1\r\n\r\n`);
     expect(status(raw)).toBe(403);
     expect(gate.resolve).not.toHaveBeenCalled();
@@ -351,7 +354,10 @@ describe('egress gate: private addresses', () => {
 
   it('lets an allowPrivate address cover its IPv4-mapped form', async () => {
     names['mapped.test'] = ['::ffff:127.0.0.1'];
-    const gate = await startGate({ allowedHosts: ['mapped.test'], allowPrivate: ['127.0.0.1'] });
+    const gate = await startGate({
+      allowedHosts: [`mapped.test:${upstreamPort}`],
+      allowPrivate: ['127.0.0.1'],
+    });
     const raw = await exchange(
       gate.path,
       `GET http://mapped.test:${upstreamPort}/m HTTP/1.1\r\n\r\n`,
@@ -408,7 +414,7 @@ describe('egress gate: bad input and failures', () => {
     let release: (addresses: string[]) => void = () => undefined;
     const slow = new Promise<string[]>((r) => (release = r));
     const gate = await startGate({
-      allowedHosts: ['api.test', 'slow.test'],
+      allowedHosts: [`api.test:${upstreamPort}`, `slow.test:${upstreamPort}`],
       resolve: async (host) => (host === 'slow.test' ? slow : ['127.0.0.1']),
     });
     const half = dial(gate.path);
@@ -432,7 +438,7 @@ describe('egress gate: bad input and failures', () => {
     await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
     const deadPort = (closed.address() as net.AddressInfo).port;
     await new Promise((r) => closed.close(r));
-    const gate = await startGate();
+    const gate = await startGate({ allowedHosts: [`api.test:${deadPort}`] });
     const raw = await exchange(gate.path, `CONNECT api.test:${deadPort} HTTP/1.1\r\n\r\n`);
     expect(status(raw)).toBe(502);
     expect(bodyOf(raw)).toContain(`api.test:${deadPort}`);

@@ -86,7 +86,7 @@ describe('general lane, node: installs in the sandbox from the host registry', (
       expect(texts().some((l) => /^\[install\] added 1 package/.test(l))).toBe(true);
       expect(texts().some((l) => /^\[install\] npm ci done in/.test(l))).toBe(true);
       const started = t.logs.find((l) => l.msg === 'install started');
-      expect(started?.extra).toMatchObject({ index: [registryHost] });
+      expect(started?.extra).toMatchObject({ index: [`${registryHost}:443`] });
       console.log(`general lane node deploy (claim excluded): ${Math.round(ms)} ms`);
       await t.runtime.reap(sandbox);
     },
@@ -202,7 +202,7 @@ describe('egress door: rules change while tunnels are open', () => {
     try {
       const target = `127.0.0.1:${port}`;
       expect(await connectStatus(path, target)).toMatch(/^HTTP\/1\.1 403 /);
-      door.setRules({ allowedHosts: ['127.0.0.1'], allowPrivate: ['127.0.0.1'] });
+      door.setRules({ allowedHosts: [target], allowPrivate: ['127.0.0.1'] });
       const tunnel = net.connect(path);
       const closed = new Promise<void>((r) => tunnel.on('close', () => r()));
       tunnel.on('error', () => undefined);

@@ -1,5 +1,6 @@
 import type net from 'node:net';
 import { createEgressGate } from './egress-gate.js';
+import type { EgressLimits } from './egress-limits.js';
 import { EgressRules, type EgressRuleSet } from './egress-rules.js';
 import { listenOnSocket, type SocketOwner } from './unix-listener.js';
 
@@ -8,6 +9,8 @@ export interface EgressDoorOptions {
   allowedHosts: string[];
   allowPrivate: string[];
   owner?: SocketOwner;
+  /** The runtime's caps (its shared count included); defaults in egress-limits.ts. */
+  limits?: Partial<EgressLimits>;
   log: (msg: string, extra?: object) => void;
 }
 
@@ -27,7 +30,7 @@ export interface EgressDoor {
  */
 export async function openEgressDoor(opts: EgressDoorOptions): Promise<EgressDoor> {
   const rules = new EgressRules(opts, opts.log);
-  const server: net.Server = createEgressGate({ rules, log: opts.log });
+  const server: net.Server = createEgressGate({ rules, limits: opts.limits, log: opts.log });
   server.on('error', (err) => opts.log('egress gate server error', { error: err.message }));
   const close = await listenOnSocket(server, opts.path, opts.owner);
   return { close, setRules: (next) => rules.set(next) };

@@ -5,13 +5,15 @@ import { splice } from '../../agent/splice.js';
  * HTTP proxy request (CONNECT or absolute-URI), checks it against the app's allowed_hosts and the
  * private-address rules, and then becomes a plain byte pipe to the vetted address.
  */
-import { lookup } from 'node:dns/promises';
 import net from 'node:net';
+import { connectFirst, errorText, withTimeout } from './egress-connect.js';
+import { createEgressResolver, type Resolve } from './egress-dns.js';
+import { connectionGate, egressLimits, type EgressLimits } from './egress-limits.js';
 import { normalizeHost, parseIp, privateRange } from './egress-policy.js';
 import { parseHead, scanHead, type EgressRequest } from './egress-request.js';
 import { cutDisallowed, EgressRules, type Tunnel } from './egress-rules.js';
 
-export { hostAllowed, isPrivateAddress } from './egress-policy.js';
+export { hostAllowed, isPrivateAddress, targetAllowed } from './egress-policy.js';
 
 export type EgressGateOptions = GateTuning &
   (
@@ -28,15 +30,14 @@ export type EgressGateOptions = GateTuning &
   );
 
 interface GateTuning {
-  /** Every address a name resolves to; defaults to the system resolver (dns.lookup, all). */
-  resolve?: (host: string) => Promise<string[]>;
+  /** Every address a name resolves to; default: /etc/hosts, then c-ares (no thread pool). */
+  resolve?: Resolve;
   /** Bound on resolving plus connecting upstream; default 10 s. */
   connectTimeoutMs?: number;
+  /** Connection caps and the head deadline; defaults in egress-limits.ts. */
+  limits?: Partial<EgressLimits>;
   log?: (msg: string, extra?: object) => void;
 }
-
-/** A client that has not finished its request head by then is not going to. */
-const HEAD_TIMEOUT_MS = 30_000;
 /** How long a refused client may keep sending before its socket is dropped. */
 const LINGER_MS = 2_000;
 const OUTCOME: Record<number, string> = { 400: 'bad request', 403: 'denied', 408: 'bad request' };
@@ -47,14 +48,16 @@ const REASONS: Record<number, string> = {
   502: 'Bad Gateway',
 };
 
-const systemResolve = async (host: string): Promise<string[]> =>
-  (await lookup(host, { all: true })).map((a) => a.address);
+/** One for all gates: one /etc/hosts cache, one c-ares channel. */
+let systemResolve: Resolve | undefined;
 
 /** The caller listens on the sandbox's `egress.sock` and owns the server's own 'error' events. */
 export function createEgressGate(opts: EgressGateOptions): net.Server {
   const log = opts.log ?? (() => undefined);
-  const resolve = opts.resolve ?? systemResolve;
+  const resolve = opts.resolve ?? (systemResolve ??= createEgressResolver());
   const timeoutMs = opts.connectTimeoutMs ?? 10_000;
+  const limits = egressLimits(opts.limits ?? {});
+  const admitConnection = connectionGate(limits, log);
   const rules = 'rules' in opts ? opts.rules : new EgressRules(opts, log);
   const tunnels = new Set<Tunnel>();
   // A tunnel opened under wider rules (the install's registry) must not outlive them.
@@ -75,13 +78,10 @@ export function createEgressGate(opts: EgressGateOptions): net.Server {
 
   async function admit(client: net.Socket, req: EgressRequest, rest: Buffer): Promise<void> {
     const host = normalizeHost(req.host);
-    const where = { host, port: req.port, method: req.kind === 'connect' ? 'CONNECT' : req.method };
-    if (!rules.allows(host)) {
-      const why =
-        rules.allowedHosts.length === 0 ? ' (the list is empty: this app has no egress)' : '';
-      const body = `egress to ${host} refused: not in egress.allowed_hosts${why}`;
-      return refuse(client, 403, body, where);
-    }
+    const target = { host, port: req.port };
+    const where = { ...target, method: req.kind === 'connect' ? 'CONNECT' : req.method };
+    const refusal = rules.refusal(host, req.port);
+    if (refusal) return refuse(client, 403, `egress to ${host} refused: ${refusal}`, where);
     let addresses: string[];
     try {
       addresses = parseIp(host) ? [host] : await withTimeout(resolve(host), timeoutMs, 'resolving');
@@ -94,8 +94,8 @@ export function createEgressGate(opts: EgressGateOptions): net.Server {
     // Every address, not just the one used: a name that points anywhere inside may not be used.
     for (const address of addresses) {
       const range = privateRange(address);
-      if (range && !rules.allowsPrivate(host, address)) {
-        const body = `egress to ${host} refused: it resolves to ${address}, a ${range} address`;
+      if (range && !rules.allowsPrivate(target, address)) {
+        const body = `egress to ${host} refused: it resolves to ${address}, ${range}`;
         return refuse(client, 403, body, { ...where, address });
       }
     }
@@ -110,7 +110,7 @@ export function createEgressGate(opts: EgressGateOptions): net.Server {
       upstream.destroy();
       return;
     }
-    const tunnel: Tunnel = { host, address: upstream.remoteAddress, client, upstream };
+    const tunnel: Tunnel = { ...target, address: upstream.remoteAddress, client, upstream };
     // The rules may have narrowed while this one was resolving and connecting.
     if (!rules.permits(tunnel)) {
       upstream.destroy();
@@ -126,12 +126,18 @@ export function createEgressGate(opts: EgressGateOptions): net.Server {
   }
 
   function onConnection(client: net.Socket): void {
+    if (!admitConnection(client)) return;
     client.on('error', (err) => log('egress: client socket error', { error: err.message }));
     let buf = Buffer.alloc(0);
+    // From accept, not from the last byte: a client trickling a byte at a time gains nothing.
+    const headTimer = setTimeout(() => {
+      stopReading();
+      refuse(client, 408, 'request head not received in time', {});
+    }, limits.headTimeoutMs);
     const stopReading = () => {
+      clearTimeout(headTimer);
       client.off('data', onData);
       client.off('end', onEnd);
-      client.setTimeout(0);
       client.pause();
     };
     const onData = (chunk: Buffer) => {
@@ -147,60 +153,14 @@ export function createEgressGate(opts: EgressGateOptions): net.Server {
       });
     };
     // Gone before finishing its head: there is nobody to answer.
-    const onEnd = () => client.destroy();
+    const onEnd = () => {
+      clearTimeout(headTimer);
+      client.destroy();
+    };
     client.on('data', onData);
     client.on('end', onEnd);
-    client.setTimeout(HEAD_TIMEOUT_MS, () => {
-      stopReading();
-      refuse(client, 408, 'request head not received in time', {});
-    });
+    client.once('close', () => clearTimeout(headTimer));
   }
 
   return net.createServer({ allowHalfOpen: true }, onConnection);
-}
-
-/** Tries the vetted addresses in the resolver's order, all within one deadline. */
-async function connectFirst(addresses: string[], port: number, timeoutMs: number) {
-  const deadline = Date.now() + timeoutMs;
-  const failures: string[] = [];
-  for (const address of addresses) {
-    try {
-      return await connectOnce(address, port, Math.max(1, deadline - Date.now()));
-    } catch (err) {
-      failures.push(`${address}: ${errorText(err)}`);
-    }
-  }
-  throw new Error(failures.join('; '));
-}
-
-function connectOnce(address: string, port: number, timeoutMs: number): Promise<net.Socket> {
-  return new Promise((resolve, reject) => {
-    // An address, not a name: net.connect does no lookup, so DNS cannot be rebound under us.
-    const socket = net.connect({ host: address, port, allowHalfOpen: true });
-    const timer = setTimeout(() => {
-      socket.destroy();
-      reject(new Error(`connect timed out after ${timeoutMs} ms`));
-    }, timeoutMs);
-    // Stays attached for the socket's life; once connected, reject is a no-op and splice reacts.
-    socket.on('error', (err) => {
-      clearTimeout(timer);
-      reject(err);
-    });
-    socket.once('connect', () => {
-      clearTimeout(timer);
-      resolve(socket);
-    });
-  });
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-function errorText(err: unknown): string {
-  return err instanceof Error ? ((err as NodeJS.ErrnoException).code ?? err.message) : String(err);
 }

@@ -4,13 +4,14 @@ import {
   hostAllowed,
   privateAllowed,
   privateRange,
+  targetAllowed,
   type PrivateExceptions,
 } from './egress-policy.js';
 
 export interface EgressRuleSet {
-  /** Host names (wildcards as in `egress.allowed_hosts`) and addresses a sandbox may reach. */
+  /** `egress.allowed_hosts` entries: names, wildcards, addresses, each with an optional port. */
   allowedHosts: readonly string[];
-  /** Private targets that may still be reached when allowed: names, addresses or CIDRs. */
+  /** Refused addresses that may still be reached when allowed: names, addresses or CIDRs. */
   allowPrivate: readonly string[];
 }
 
@@ -52,25 +53,35 @@ export class EgressRules {
     return this.hosts;
   }
 
-  allows(host: string): boolean {
-    return hostAllowed(host, this.hosts);
+  /** Why `host:port` is refused by the list, or undefined when the list allows it. */
+  refusal(host: string, port: number): string | undefined {
+    if (targetAllowed(host, port, this.hosts)) return undefined;
+    if (!hostAllowed(host, this.hosts)) {
+      const why = this.hosts.length === 0 ? ' (the list is empty: this app has no egress)' : '';
+      return `not in egress.allowed_hosts${why}`;
+    }
+    return (
+      `port ${port} is not allowed (an egress.allowed_hosts entry without a port allows 80 ` +
+      `and 443; name other ports as host:${port})`
+    );
   }
 
-  allowsPrivate(host: string, address: string): boolean {
-    return privateAllowed(host, address, this.exceptions);
+  allowsPrivate(target: { host: string; port: number }, address: string): boolean {
+    return privateAllowed(target, address, this.exceptions);
   }
 
-  /** Whether an open tunnel (its name, and the address it reached) would be admitted now. */
-  permits(tunnel: Pick<Tunnel, 'host' | 'address'>): boolean {
-    const { host, address } = tunnel;
-    if (!this.allows(host)) return false;
-    return address === undefined || !privateRange(address) || this.allowsPrivate(host, address);
+  /** Whether an open tunnel (its target, and the address it reached) would be admitted now. */
+  permits(tunnel: Pick<Tunnel, 'host' | 'port' | 'address'>): boolean {
+    const { address } = tunnel;
+    if (this.refusal(tunnel.host, tunnel.port) !== undefined) return false;
+    return address === undefined || !privateRange(address) || this.allowsPrivate(tunnel, address);
   }
 }
 
 /** An admitted connection: the app's side and the upstream it was spliced to. */
 export interface Tunnel {
   host: string;
+  port: number;
   address: string | undefined;
   client: net.Socket;
   upstream: net.Socket;

@@ -15,11 +15,21 @@ export interface PackageHosts {
   missing: { npm?: string; pip?: string };
 }
 
-/** Host names (or addresses) a config's index URLs point at: reachable during its install only. */
+/**
+ * The `host:port` targets a config's index URLs point at, as egress.allowed_hosts entries:
+ * reachable during its install only, and on the index's own port only (the URL's, else the
+ * scheme's), not on whatever else listens on that host.
+ */
 export function indexHosts(config: NpmInstall | PipInstall): string[] {
   const urls =
     'cli' in config ? [config.registry, ...Object.values(config.scoped)] : [config.index];
-  return [...new Set(urls.map((url) => new URL(url).hostname))];
+  return [...new Set(urls.map((url) => indexTarget(new URL(url))))];
+}
+
+function indexTarget(url: URL): string {
+  // URL drops a port that is the scheme's default, so an empty one means exactly that default.
+  const port = url.port || (url.protocol === 'https:' ? '443' : '80');
+  return `${url.hostname}:${port}`;
 }
 
 const READ_TIMEOUT_MS = 15_000;

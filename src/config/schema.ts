@@ -120,6 +120,12 @@ export const configSchema = z.strictObject({
            * allowed_hosts name them (e.g. an internal API). Empty: none.
            */
           allowPrivate: z.array(z.string()).default([]),
+          /** Open connections one sandbox's egress door holds at once; more are closed on accept. */
+          maxConnectionsPerSandbox: z.number().int().min(1).max(65_536).default(256),
+          /** Open egress connections across all sandboxes: the control plane's fds stay its own. */
+          maxConnections: z.number().int().min(1).max(1_000_000).default(4096),
+          /** From accept, the time a client has to send its whole proxy request head. */
+          headTimeout: duration.default('30s'),
         })
         .prefault({}),
     })

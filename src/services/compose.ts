@@ -54,6 +54,11 @@ export function createDeployServices(config: Config, store: Store, log: Log): De
     memoryLimitMB: config.runtime.memoryLimitMB,
     pidsLimit: config.runtime.pidsLimit,
     allowPrivate: config.runtime.egress.allowPrivate,
+    egress: {
+      maxConnectionsPerSandbox: config.runtime.egress.maxConnectionsPerSandbox,
+      maxConnections: config.runtime.egress.maxConnections,
+      headTimeoutMs: durationMs(config.runtime.egress.headTimeout),
+    },
     log: (msg, extra) => log('info', msg, extra),
   });
   const registry = new AppRegistry({

@@ -268,7 +268,8 @@ http.server.HTTPServer(('127.0.0.1', int(os.environ['PORT'])), H).serve_forever(
 
     const allowed = await deploy(t, 'node', egressProbe, {
       env: [{ name: 'TARGET', value: target }],
-      allowedHosts: ['127.0.0.1'],
+      // A port other than 80/443 must be named: the bare address would allow those two only.
+      allowedHosts: [`127.0.0.1:${hostPort}`],
     });
     expect(await report(allowed)).toEqual({ status: 200, body: 'host says hi' });
     await t.runtime.reap(allowed);

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { EGRESS_SOCK, type InjectRequest, type InjectResponse } from '../../agent/protocol.js';
 import { AppExitError, RuntimeError, type InjectSpec } from '../runtime.js';
 import { openEgressDoor } from './egress-door.js';
+import type { EgressLimits } from './egress-limits.js';
 import { installInto, type InstallDeps } from './install-call.js';
 import type { LocalSandbox } from './sandbox.js';
 import { callUntilClosed, endSoon, errorText, type Outcome } from './sandbox-call.js';
@@ -10,6 +11,8 @@ import type { SocketOwner } from './unix-listener.js';
 export interface InjectDeps extends InstallDeps {
   startTimeoutMs: number;
   owner: SocketOwner | undefined;
+  /** One object for the whole runtime: its count is what caps all doors together. */
+  egressLimits: EgressLimits;
 }
 
 /** Past the agent's own deadline, how long the host waits for an agent whose loop is blocked. */
@@ -46,6 +49,7 @@ export async function injectInto(
       allowedHosts: spec.allowedHosts,
       allowPrivate: deps.allowPrivate,
       owner: deps.owner,
+      limits: deps.egressLimits,
       log: (msg, extra) => deps.log(msg, { sandbox: sandbox.id, app: spec.appId, ...extra }),
     });
     sandbox.addCloser(egress.close);

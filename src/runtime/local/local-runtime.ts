@@ -10,6 +10,7 @@ import {
   type Sandbox,
 } from '../runtime.js';
 import { callAgent } from './agent-client.js';
+import { egressLimits, SharedCount, type EgressLimits } from './egress-limits.js';
 import { prepareHost, readHostEnv, type HostSetup } from './host-setup.js';
 import { injectInto } from './inject-call.js';
 import { laneProblem } from './lanes.js';
@@ -31,6 +32,8 @@ export interface LocalRuntimeOptions {
   memoryLimitMB: number;
   pidsLimit: number;
   allowPrivate: string[];
+  /** `runtime.egress` caps; defaults in egress-limits.ts. */
+  egress?: { maxConnectionsPerSandbox?: number; maxConnections?: number; headTimeoutMs?: number };
   log?: (msg: string, extra?: object) => void;
 }
 
@@ -60,6 +63,11 @@ export function createLocalRuntime(opts: LocalRuntimeOptions): LocalRuntime {
       log('general lane', generalLane(found));
       return found;
     }));
+  const egress: EgressLimits = egressLimits({
+    perSandbox: opts.egress?.maxConnectionsPerSandbox,
+    total: opts.egress?.maxConnections ? new SharedCount(opts.egress.maxConnections) : undefined,
+    headTimeoutMs: opts.egress?.headTimeoutMs,
+  });
   let state: 'new' | 'started' | 'stopped' = 'new';
   let starting: Promise<void> | undefined;
   const claimed = new Set<LocalSandbox>();
@@ -140,6 +148,7 @@ export function createLocalRuntime(opts: LocalRuntimeOptions): LocalRuntime {
         allowPrivate: opts.allowPrivate,
         packageHosts: readHosts,
         owner: host?.owner,
+        egressLimits: egress,
         log,
       };
       return injectInto(local, spec, deps).finally(() => pool.injected(local.template));

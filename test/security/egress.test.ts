@@ -185,7 +185,17 @@ describe('egress: file descriptors', () => {
     const before = fds();
     // Far fewer fds than the flood needs, were the gate to hold every connection (as it did).
     const limit = before + 1_500;
-    execFileSync('prlimit', ['--pid', String(process.pid), `--nofile=${limit}:`]);
+    const pid = String(process.pid);
+    const soft = execFileSync('prlimit', [
+      '--pid',
+      pid,
+      '--nofile',
+      '--output=SOFT',
+      '--noheadings',
+    ])
+      .toString()
+      .trim();
+    execFileSync('prlimit', ['--pid', pid, `--nofile=${limit}:`]);
     let peak = before;
     let exhausted = '';
     const sampler = setInterval(() => {
@@ -218,7 +228,7 @@ describe('egress: file descriptors', () => {
       expect(peak - before).toBeLessThan(256 + 200);
     } finally {
       clearInterval(sampler);
-      execFileSync('prlimit', ['--pid', String(process.pid), '--nofile=20000:']);
+      execFileSync('prlimit', ['--pid', pid, `--nofile=${soft}:`]);
     }
   }, 120_000);
 });

@@ -35,6 +35,10 @@ export const configSchema = z.strictObject({
         .int()
         .positive()
         .default(1024 * 1024),
+      /** Time a client has to send a whole request head, however it trickles (slowloris). */
+      headersTimeout: duration.default('10s'),
+      /** Connections per client address still owing a complete request head; more are closed. */
+      maxPendingConnectionsPerAddress: z.number().int().positive().default(64),
     })
     .prefault({}),
   auth: z

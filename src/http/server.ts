@@ -28,6 +28,8 @@ import { installRouteTable } from './route-table.js';
 import { mcpRoutes } from '../mcp/plugin.js';
 import type { TlsMaterial } from './tls.js';
 import type { Identity } from '../auth/identity.js';
+import { durationMs } from '../config/schema.js';
+import { guardConnections, headerTimeouts, type HeadDelivered } from './connection-guard.js';
 import './types.js';
 
 export interface ServerOptions {
@@ -51,7 +53,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     bodyLimit: config.server.bodyLimitBytes,
     trustProxy: false,
     forceCloseConnections: true,
-    serverFactory: (handler) => listenerFor(options.tls, handler, () => deploy),
+    serverFactory: (handler) => listenerFor(options.tls, handler, () => deploy, config),
   }) as unknown as FastifyInstance;
   logs.to = app.log;
   installRouteTable(app);
@@ -108,17 +110,27 @@ function listenerFor(
   tls: TlsMaterial | undefined,
   handler: (req: IncomingMessage, res: ServerResponse) => void,
   services: () => DeployServices,
+  config: Config,
 ) {
+  let delivered: HeadDelivered = () => undefined;
   const dispatch = (req: IncomingMessage, res: ServerResponse): void => {
+    delivered(req.socket);
     const router = services().router;
     const name = router.appFor(req);
     if (name === undefined) return handler(req, res);
     router.handle(name, req, res).catch((err: unknown) => router.fail(res, err));
   };
+  const guard = {
+    headersTimeoutMs: durationMs(config.server.headersTimeout),
+    maxPendingPerAddress: config.server.maxPendingConnectionsPerAddress,
+  };
+  const timeouts = headerTimeouts(guard);
   const server = tls
-    ? createHttpsServer({ key: tls.key, cert: tls.cert }, dispatch)
-    : createHttpServer(dispatch);
+    ? createHttpsServer({ ...timeouts, key: tls.key, cert: tls.cert }, dispatch)
+    : createHttpServer(timeouts, dispatch);
+  delivered = guardConnections(server, guard);
   server.on('upgrade', (req: IncomingMessage, socket, head: Buffer) => {
+    delivered(req.socket);
     const router = services().router;
     const name = router.appFor(req);
     if (name !== undefined) {

@@ -30,6 +30,7 @@ import type { TlsMaterial } from './tls.js';
 import type { Identity } from '../auth/identity.js';
 import { durationMs } from '../config/schema.js';
 import { guardConnections, headerTimeouts, type HeadDelivered } from './connection-guard.js';
+import { oversizePlugin } from './oversize.js';
 import './types.js';
 
 export interface ServerOptions {
@@ -68,6 +69,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   app.readiness.register('runtime', () => deploy.runtimeReadiness());
 
   installErrorHandlers(app);
+  await app.register(oversizePlugin({ maxDrainBytes: 2 * config.limits.maxSourceBytes }));
   // Auth before any route plugin: its onRequest hook guards every protected path.
   await app.register(authPlugin);
   app.auth.serviceToken('/internal/sources/', deploy.agentToken, AGENT_IDENTITY);

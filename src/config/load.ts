@@ -73,6 +73,7 @@ const ENV_KEYS: ReadonlyArray<[string, string, Kind]> = [
   ['SVC_STORE_PATH', 'store.path', 'string'],
   ['SVC_RUNTIME_BACKEND', 'runtime.backend', 'string'],
   ['SVC_MAX_LOG_STREAMS_PER_USER', 'limits.maxConcurrentLogStreamsPerUser', 'integer'],
+  ['SVC_MAX_STREAMS', 'limits.maxStreams', 'integer'],
   ['SVC_HEADERS_TIMEOUT', 'server.headersTimeout', 'string'],
   ['SVC_MAX_PENDING_CONNECTIONS_PER_ADDRESS', 'server.maxPendingConnectionsPerAddress', 'integer'],
 ];

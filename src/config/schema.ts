@@ -84,6 +84,8 @@ export const configSchema = z.strictObject({
   limits: z
     .strictObject({
       maxConcurrentLogStreamsPerUser: z.number().int().default(10),
+      /** Open log and event streams across all users; `<= 0` means the default. */
+      maxStreams: z.number().int().default(1000),
       maxSourceBytes: z
         .number()
         .int()

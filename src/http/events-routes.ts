@@ -3,18 +3,31 @@ import type { AppRegistry } from '../actors/registry.js';
 import { requireIdentity } from '../auth/guards.js';
 import { EventHub } from '../services/event-hub.js';
 import { HEARTBEAT_MS, MAX_BUFFERED_BYTES, SseStream } from './sse.js';
+import { StreamQuota, type StreamCap } from './stream-quota.js';
+
+export interface EventsRoutesOptions {
+  /** `limits.maxConcurrentLogStreamsPerUser`: the same per-user bound; unset/<= 0: default. */
+  maxStreamsPerUser?: number;
+  /** The server-wide cap on streams (`limits.maxStreams`), shared with log streams. */
+  cap?: StreamCap;
+  heartbeatMs?: number;
+}
 
 /**
  * `/api/events` (spec §4 Other /api routes, §6): the dashboard's SSE stream of app lifecycle
- * events, `event: app` frames whose data is the AppEvent, kept open until the client goes.
+ * events, `event: app` frames whose data is the AppEvent, kept open until the client goes. Each
+ * stream holds a socket until then, so they are capped per user and server-wide: past either cap
+ * the answer is a plain JSON 429 `too_many_streams` with Retry-After.
  */
-export function eventsRoutes(
-  registry: Pick<AppRegistry, 'on'>,
-  opts: { heartbeatMs?: number } = {},
-) {
+export function eventsRoutes(registry: Pick<AppRegistry, 'on'>, opts: EventsRoutesOptions = {}) {
   return async function routes(app: FastifyInstance): Promise<void> {
     const hub = new EventHub(registry, (level, msg, extra) => app.log[level](extra ?? {}, msg));
     const open = new Set<SseStream>();
+    const quota = new StreamQuota(opts.maxStreamsPerUser ?? 0, {
+      code: 'too_many_streams',
+      what: 'event streams',
+      cap: opts.cap,
+    });
 
     // Before the listener closes its connections: a clean end, so clients reconnect rather than err.
     app.addHook('preClose', async () => {
@@ -24,6 +37,7 @@ export function eventsRoutes(
 
     app.get('/api/events', async (request, reply) => {
       const identity = requireIdentity(request);
+      const release = quota.acquire(identity.userId);
       reply.hijack();
       let remove = (): void => undefined;
       const stream = new SseStream(request.raw, reply.raw, {
@@ -32,6 +46,7 @@ export function eventsRoutes(
         onClose: () => {
           open.delete(stream);
           remove();
+          release();
         },
       });
       open.add(stream);

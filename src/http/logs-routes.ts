@@ -5,7 +5,7 @@ import { requireIdentity } from '../auth/guards.js';
 import type { AppService } from '../services/app-service.js';
 import { appIdParams } from './apps-schemas.js';
 import { HEARTBEAT_MS, MAX_BUFFERED_BYTES, SseStream } from './sse.js';
-import { StreamQuota } from './stream-quota.js';
+import { StreamQuota, type StreamCap } from './stream-quota.js';
 
 /** design.md §6: a snapshot is the last 200 lines (of the ring of 1,000 kept per app). */
 export const SNAPSHOT_LINES = 200;
@@ -19,6 +19,8 @@ const logsQuery = {
 export interface LogsRoutesOptions {
   /** `limits.maxConcurrentLogStreamsPerUser`; <= 0 means the default of 10. */
   maxStreamsPerUser: number;
+  /** The server-wide cap on streams (`limits.maxStreams`), shared with /api/events. */
+  cap?: StreamCap;
   heartbeatMs?: number;
 }
 
@@ -29,7 +31,7 @@ export interface LogsRoutesOptions {
  */
 export function logsRoutes(service: AppService, registry: AppRegistry, opts: LogsRoutesOptions) {
   return async function routes(app: FastifyInstance): Promise<void> {
-    const quota = new StreamQuota(opts.maxStreamsPerUser);
+    const quota = new StreamQuota(opts.maxStreamsPerUser, { cap: opts.cap });
     const open = new Set<SseStream>();
 
     app.addHook('preClose', async () => {

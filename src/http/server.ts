@@ -31,6 +31,7 @@ import type { Identity } from '../auth/identity.js';
 import { durationMs } from '../config/schema.js';
 import { guardConnections, headerTimeouts, type HeadDelivered } from './connection-guard.js';
 import { oversizePlugin } from './oversize.js';
+import { StreamCap } from './stream-quota.js';
 import './types.js';
 
 export interface ServerOptions {
@@ -82,12 +83,10 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   await app.register(appsRoutes(deploy.apps, deploy.registry, config.limits.maxSourceBytes));
   await app.register(sourcesRoutes(deploy.sourceStore));
   await app.register(versionsRoutes(deploy.apps, deploy.registry));
-  await app.register(
-    logsRoutes(deploy.apps, deploy.registry, {
-      maxStreamsPerUser: config.limits.maxConcurrentLogStreamsPerUser,
-    }),
-  );
-  await app.register(eventsRoutes(deploy.registry));
+  const perUser = config.limits.maxConcurrentLogStreamsPerUser;
+  const cap = new StreamCap(config.limits.maxStreams);
+  await app.register(logsRoutes(deploy.apps, deploy.registry, { maxStreamsPerUser: perUser, cap }));
+  await app.register(eventsRoutes(deploy.registry, { maxStreamsPerUser: perUser, cap }));
   await app.register(auditRoutes(deploy.apps.audit));
   await app.register(shareRoutes(deploy.shares));
   await app.register(

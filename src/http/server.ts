@@ -30,6 +30,7 @@ import type { TlsMaterial } from './tls.js';
 import type { Identity } from '../auth/identity.js';
 import { durationMs } from '../config/schema.js';
 import { guardConnections, headerTimeouts, type HeadDelivered } from './connection-guard.js';
+import { hostGuardPlugin } from './host-guard.js';
 import { oversizePlugin } from './oversize.js';
 import { StreamCap } from './stream-quota.js';
 import './types.js';
@@ -70,6 +71,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   app.readiness.register('runtime', () => deploy.runtimeReadiness());
 
   installErrorHandlers(app);
+  if (!config.auth.enabled) await app.register(hostGuardPlugin({ extraHosts: extraHosts(config) }));
   await app.register(oversizePlugin({ maxDrainBytes: 2 * config.limits.maxSourceBytes }));
   // Auth before any route plugin: its onRequest hook guards every protected path.
   await app.register(authPlugin);
@@ -142,6 +144,15 @@ function listenerFor(
     }
   });
   return server;
+}
+
+/** Names besides loopback that a server without auth answers to: the ones its operator chose. */
+function extraHosts(config: Config): string[] {
+  const hosts: string[] = [];
+  if (config.server.baseURL) hosts.push(new URL(config.server.baseURL).hostname);
+  const listenHost = config.server.listen.slice(0, config.server.listen.lastIndexOf(':'));
+  if (!['', '0.0.0.0', '[::]'].includes(listenHost)) hosts.push(listenHost);
+  return hosts;
 }
 
 function loggerOptions(logger: boolean | { level: string }): object | boolean {

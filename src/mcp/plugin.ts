@@ -2,6 +2,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { readFileSync } from 'node:fs';
 import { requireIdentity } from '../auth/guards.js';
+import { loopbackHostValues } from '../http/host-guard.js';
 import { buildMcpServer } from './mcp-server.js';
 import type { McpServices, ToolContext } from './tool.js';
 
@@ -46,6 +47,7 @@ async function handlePost(
   const transport = new StreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
     enableJsonResponse: true,
+    ...rebindingProtection(request),
   });
   // The transport writes the response itself; fastify's onResponse hooks will not run for it.
   reply.hijack();
@@ -81,6 +83,21 @@ async function methodNotAllowed(_request: FastifyRequest, reply: FastifyReply) {
         'Method not allowed: this MCP server is stateless; send each JSON-RPC message with POST',
       ),
     );
+}
+
+/**
+ * Without auth, the SDK's own DNS-rebinding check as well as the host guard (host-guard.ts): only
+ * the loopback names at our port, and the configured base URL's host, may address /mcp.
+ */
+function rebindingProtection(request: FastifyRequest) {
+  if (request.server.auth.enabled) return {};
+  const address = request.server.server.address();
+  if (address === null || typeof address === 'string') return {};
+  const hosts = loopbackHostValues(address.port);
+  const base = request.server.config.server.baseURL;
+  if (base) hosts.push(new URL(base).host);
+  const origins = hosts.flatMap((host) => [`http://${host}`, `https://${host}`]);
+  return { enableDnsRebindingProtection: true, allowedHosts: hosts, allowedOrigins: origins };
 }
 
 const jsonRpcError = (code: number, message: string): string =>

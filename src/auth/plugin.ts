@@ -30,6 +30,11 @@ export interface AuthRuntime {
    * the URL must be under it): the in-sandbox agents' one shared token for /internal/sources/.
    */
   serviceToken(prefix: string, token: string, identity: Identity): void;
+  /**
+   * The caller's identity on an open path (e.g. /readyz, which shows more to admins), or undefined
+   * when the credential is missing or invalid: open paths answer either way, never 401.
+   */
+  identify(request: FastifyRequest): Promise<Identity | undefined>;
 }
 
 declare module 'fastify' {
@@ -60,6 +65,21 @@ async function authPlugin(app: FastifyInstance): Promise<void> {
   const exemptions: Array<(request: FastifyRequest) => boolean> = [];
   const serviceTokens: Array<{ prefix: string; digest: Buffer; identity: Identity }> = [];
 
+  const identify = async (request: FastifyRequest): Promise<Identity | undefined> => {
+    if (request.identity) return request.identity;
+    if (!mode) return { ...NO_AUTH_IDENTITY, scopes: [] };
+    try {
+      const bearer = () => parseBearer(request.headers.authorization);
+      return await resolveIdentity(mode, await mode.verify({ request, bearer }), request);
+    } catch (err) {
+      // An open path must answer even when the identity provider does not: no identity, then.
+      if (!(err instanceof AppError && err.status === 401)) {
+        request.log.warn({ err }, 'identifying the caller of an open path failed');
+      }
+      return undefined;
+    }
+  };
+
   app.decorate('auth', {
     enabled,
     modeName: mode?.name ?? 'none',
@@ -71,6 +91,7 @@ async function authPlugin(app: FastifyInstance): Promise<void> {
     serviceToken: (prefix: string, token: string, identity: Identity) => {
       serviceTokens.push({ prefix, digest: sha256(token), identity });
     },
+    identify: (request: FastifyRequest) => identify(request),
   } satisfies AuthRuntime);
 
   for (const route of mode?.loginRoutes ?? []) {

@@ -27,7 +27,7 @@ export function shareRoutes(shares: ShareService) {
     );
 
     app.post('/api/share/:token', { schema: { params: tokenParams } }, async (request) =>
-      shares.resolve(tokenOf(request), passwordOf(request.body)),
+      shares.resolve(tokenOf(request), passwordOf(request.body), request.ip),
     );
 
     app.delete(

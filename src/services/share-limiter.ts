@@ -36,6 +36,8 @@ interface Entry {
 export interface Attempt {
   succeeded(): void;
   failed(): void;
+  /** Never judged (another limit refused the guess first): counts neither way. */
+  abandon(): void;
 }
 
 export class AttemptLimiter {
@@ -64,18 +66,27 @@ export class AttemptLimiter {
     if (entry.failures + entry.inFlight >= this.policy.maxFailures) throw tooMany(1000);
     entry.inFlight += 1;
     let settled = false;
-    const settle = (ok: boolean): void => {
+    const settle = (ok: boolean | undefined): void => {
       if (settled) return;
       settled = true;
       entry.inFlight -= 1;
-      if (ok) entry.failures = 0;
-      else this.recordFailure(entry);
+      if (ok === true) entry.failures = 0;
+      else if (ok === false) this.recordFailure(entry);
     };
-    return { succeeded: () => settle(true), failed: () => settle(false) };
+    return {
+      succeeded: () => settle(true),
+      failed: () => settle(false),
+      abandon: () => settle(undefined),
+    };
   }
 
   forget(key: string): void {
     this.entries.delete(key);
+  }
+
+  /** Forgets every key that starts with `prefix` (all the clients of one link). */
+  forgetPrefix(prefix: string): void {
+    for (const key of this.entries.keys()) if (key.startsWith(prefix)) this.entries.delete(key);
   }
 
   private recordFailure(entry: Entry): void {

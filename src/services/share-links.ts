@@ -4,7 +4,7 @@ import { isAdmin, type Identity } from '../auth/identity.js';
 import { AppError, notFound } from '../errors.js';
 import type { AppRecord, ShareLinkRecord, Store } from '../persistence/store.js';
 import type { AppService } from './app-service.js';
-import { AttemptLimiter } from './share-limiter.js';
+import { GuessLimiter } from './share-guesses.js';
 import { hashPassword, MAX_PASSWORD_LENGTH, verifyPassword } from './share-password.js';
 import { parseCreateInput, type CreateShareInput } from './share-input.js';
 import { shareLinkView, type ShareLinkView, type ShareView } from './share-view.js';
@@ -17,12 +17,12 @@ export type { ShareLinkView, ShareView } from './share-view.js';
  * tools. Links live only in the durable store; the password is kept as a scrypt hash.
  */
 export class ShareService {
-  private readonly limiter: AttemptLimiter;
+  private readonly limiter: GuessLimiter;
   private readonly now: () => number;
 
   constructor(private readonly deps: ShareServiceDeps) {
     this.now = deps.now ?? Date.now;
-    this.limiter = deps.limiter ?? new AttemptLimiter(undefined, this.now);
+    this.limiter = deps.limiter ?? new GuessLimiter(this.now);
   }
 
   /**
@@ -96,8 +96,11 @@ export class ShareService {
     return { kind: 'protected' };
   }
 
-  /** Public resolve: GET passes no password, POST the one supplied (ignored on an open link). */
-  async resolve(token: string, password?: string): Promise<ShareView> {
+  /**
+   * Public resolve: GET passes no password, POST the one supplied (ignored on an open link).
+   * `client` is the caller's address: wrong guesses are counted per link and address.
+   */
+  async resolve(token: string, password?: string, client = 'unknown'): Promise<ShareView> {
     const { link, app } = this.activeLink(token);
     if (link.passwordHash === undefined) return viewOf(app);
     if (password === undefined || password === '') {
@@ -111,7 +114,7 @@ export class ShareService {
     if (password.length > MAX_PASSWORD_LENGTH) {
       throw new AppError(401, 'invalid_password', 'wrong password for this share link');
     }
-    const attempt = this.limiter.begin(token);
+    const attempt = this.limiter.begin(token, client);
     let ok = false;
     try {
       ok = await verifyPassword(password, link.passwordHash);
@@ -164,7 +167,7 @@ export interface ShareServiceDeps {
   apps: Pick<AppService, 'get'>;
   /** `server.baseURL` when set, else the base URL the server runs at. */
   baseURL: () => string;
-  limiter?: AttemptLimiter;
+  limiter?: GuessLimiter;
   now?: () => number;
 }
 

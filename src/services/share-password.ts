@@ -1,4 +1,5 @@
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import PQueue from 'p-queue';
 
 /**
  * Share-link passwords, stored only as `scrypt$N=<n>,r=<r>,p=<p>$<salt hex>$<hash hex>`. The
@@ -7,6 +8,14 @@ import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:c
 const PARAMS = { N: 2 ** 15, r: 8, p: 1 };
 const SALT_BYTES = 16;
 const KEY_BYTES = 32;
+
+/**
+ * scrypt runs on libuv's thread pool (4 threads by default), which DNS lookups, file I/O and zlib
+ * share: a burst of hashes would queue everyone else's work behind seconds of hashing (an app's
+ * egress DNS lookups timed out). At most this many hashes use the pool at once; the rest wait here.
+ */
+export const SCRYPT_CONCURRENCY = 2;
+const pool = new PQueue({ concurrency: SCRYPT_CONCURRENCY });
 
 /** Share passwords are typed by people; the cap keeps one request from hashing megabytes. */
 export const MAX_PASSWORD_LENGTH = 1024;
@@ -59,9 +68,11 @@ function parseStored(stored: string): { params: Params; salt: Buffer; hash: Buff
 function derive(password: string, salt: Buffer, length: number, params: Params): Promise<Buffer> {
   // scrypt needs 128·N·r bytes; node's default cap (32 MiB) is exactly N=2^15, r=8: leave room.
   const options: ScryptOptions = { ...params, maxmem: 256 * params.N * params.r + 1024 * 1024 };
-  return new Promise((resolve, reject) => {
-    scrypt(password.normalize('NFC'), salt, length, options, (err, key) =>
-      err ? reject(err) : resolve(key),
-    );
-  });
+  const run = (): Promise<Buffer> =>
+    new Promise((resolve, reject) => {
+      scrypt(password.normalize('NFC'), salt, length, options, (err, key) =>
+        err ? reject(err) : resolve(key),
+      );
+    });
+  return pool.add(run, { throwOnTimeout: true });
 }

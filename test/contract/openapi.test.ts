@@ -53,6 +53,7 @@ const ERROR_CODES = new Set([
   'payload_too_large',
   'quota_exceeded',
   'too_many_log_streams',
+  'too_many_streams',
   'name_taken',
   'deploy_failed',
   'internal',

@@ -1,9 +1,10 @@
 import { rmSync } from 'node:fs';
-import { errorText } from './diag.js';
+import { errorText, info } from './diag.js';
 import type { InjectContext } from './inject.js';
 import { nodeSteps, NPM_CACHE, pythonSteps } from './install-plan.js';
 import { runStep, type InstallStep } from './install-step.js';
 import type { InstallRequest, InstallResponse } from './protocol.js';
+import { killStrays } from './strays.js';
 import { BadSourceError, pullAndUnpack } from './unpack.js';
 
 type Answer = { status: number; body: InstallResponse };
@@ -48,6 +49,8 @@ export async function runInstall(ctx: InjectContext, req: InstallRequest): Promi
   } finally {
     // The cache sits on tmpfs, which is memory the app would otherwise pay for.
     rmSync(NPM_CACHE, { recursive: true, force: true });
+    const killed = await killStrays([ctx.python?.pid]);
+    if (killed > 0) info('killed what the install step left running', { processes: killed });
   }
   ctx.phase = 'installed';
   ctx.installed = req.sourceKey;

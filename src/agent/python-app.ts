@@ -95,6 +95,11 @@ export class PythonApp {
     });
   }
 
+  /** The interpreter's pid: an install step's leftovers are killed, this one is kept. */
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
   onExit(listener: (exit: ExitReport) => void): void {
     if (this.exit) listener(this.exit);
     else this.exitListeners.push(listener);

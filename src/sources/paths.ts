@@ -6,9 +6,15 @@ import { badRequest } from '../errors.js';
  * not follow symlinks it has just created (the tree checker forbids entries under a symlink).
  */
 
+/** A file name longer than this (bytes) cannot exist on Linux: NAME_MAX. */
+export const MAX_SEGMENT_BYTES = 255;
+/** A whole path longer than this (bytes) is refused: far below PATH_MAX once under /app. */
+export const MAX_PATH_BYTES = 1024;
+
 /**
  * Normalises an entry name to `a/b/c`: drops `.` segments, empty segments and trailing slashes.
- * Refuses absolute names, `..` segments and NUL bytes, naming the entry.
+ * Refuses absolute names, `..` segments, NUL bytes and names the file system cannot hold (a
+ * segment over 255 bytes, a path over 1,024), naming the entry.
  */
 export function normalizeEntryPath(name: string): string {
   if (name.includes('\0')) throw badRequest(`tar entry ${quote(name)} has a NUL byte in its name`);
@@ -21,7 +27,17 @@ export function normalizeEntryPath(name: string): string {
       `tar entry ${quote(name)} has a '..' segment; paths must stay inside the tree`,
     );
   }
-  return parts.join('/');
+  const shown = quote(name.length > 80 ? `${name.slice(0, 80)}…` : name);
+  if (parts.some((part) => Buffer.byteLength(part) > MAX_SEGMENT_BYTES)) {
+    throw badRequest(
+      `tar entry ${shown} has a name over ${MAX_SEGMENT_BYTES} bytes; no file system holds it`,
+    );
+  }
+  const path = parts.join('/');
+  if (Buffer.byteLength(path) > MAX_PATH_BYTES) {
+    throw badRequest(`tar entry ${shown} has a path over ${MAX_PATH_BYTES} bytes`);
+  }
+  return path;
 }
 
 /** The directory part of a normalised path ('' for a top-level entry). */

@@ -72,6 +72,7 @@ const ENV_KEYS: ReadonlyArray<[string, string, Kind]> = [
   ['SVC_STORE_BACKEND', 'store.backend', 'string'],
   ['SVC_STORE_PATH', 'store.path', 'string'],
   ['SVC_RUNTIME_BACKEND', 'runtime.backend', 'string'],
+  ['SVC_RUNTIME_DIR', 'runtime.dir', 'string'],
   ['SVC_MAX_LOG_STREAMS_PER_USER', 'limits.maxConcurrentLogStreamsPerUser', 'integer'],
   ['SVC_MAX_STREAMS', 'limits.maxStreams', 'integer'],
   ['SVC_HEADERS_TIMEOUT', 'server.headersTimeout', 'string'],

@@ -119,6 +119,21 @@ export const configSchema = z.strictObject({
       keepPreviousMax: z.number().int().min(0).max(256).default(8),
       memoryLimitMB: z.number().int().positive().default(512),
       pidsLimit: z.number().int().positive().default(256),
+      /** CPUs' worth of time each sandbox may use (a CFS quota): 0.5, 1, 2. */
+      cpu: z.number().min(0.01).max(256).default(1),
+      /**
+       * Where each instance's runtime dir (sockets, agent bundle) goes; it must be reachable by
+       * the sandbox users. Default: /run/slipway as root, the tmp dir otherwise.
+       */
+      dir: z.string().min(1).optional(),
+      /** Host uids sandboxes run as when the control plane is root: one per live sandbox. */
+      uids: z
+        .strictObject({
+          first: z.number().int().min(1_000),
+          count: z.number().int().min(16),
+        })
+        .refine((r) => r.first + r.count <= 4_294_967_294, 'the range ends past the largest uid')
+        .default({ first: 2_100_000_000, count: 65_536 }),
       egress: z
         .strictObject({
           /**

@@ -53,6 +53,9 @@ export function createDeployServices(config: Config, store: Store, log: Log): De
     installTimeoutMs: durationMs(config.runtime.installTimeout),
     memoryLimitMB: config.runtime.memoryLimitMB,
     pidsLimit: config.runtime.pidsLimit,
+    cpu: config.runtime.cpu,
+    runtimeDir: config.runtime.dir,
+    uids: config.runtime.uids,
     allowPrivate: config.runtime.egress.allowPrivate,
     egress: {
       maxConnectionsPerSandbox: config.runtime.egress.maxConnectionsPerSandbox,

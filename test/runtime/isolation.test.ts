@@ -5,6 +5,7 @@ import net from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runtimeRoot } from '../../src/runtime/local/runtime-dir.js';
 import { sandboxToken } from '../../src/runtime/local/sandbox-token.js';
 import type { AppExit } from '../../src/runtime/runtime.js';
 import {
@@ -47,6 +48,11 @@ afterAll(async () => {
   hostServer?.close();
   await t?.close();
 });
+
+/** A file of this runtime's host-side runtime dir (the parent of the sandboxes' socket dirs). */
+function runtimeFile(name: string): string {
+  return join(runtimeRoot(t.dataDir, undefined), name);
+}
 
 /** A node app that runs `probe` (an async function body) per request and serves its result. */
 function probeApp(probe: string): Record<string, string> {
@@ -91,7 +97,7 @@ describe('isolation', () => {
               '/etc/shadow',
               '/etc/hostname',
               '/work/main/package.json',
-              join(t.dataDir, 'runtime', 'agent.mjs'),
+              runtimeFile('agent.mjs'),
             ]),
           },
         ],
@@ -109,8 +115,8 @@ describe('isolation', () => {
     ]) {
       expect(r[path], path).toBe('error: ENOENT');
     }
-    // The agent's own file is there (read-only, elsewhere): the data dir copy is not.
-    expect(r[join(t.dataDir, 'runtime', 'agent.mjs')]).toBe('error: ENOENT');
+    // The agent's own file is there (read-only, elsewhere): the host's runtime dir is not.
+    expect(r[runtimeFile('agent.mjs')]).toBe('error: ENOENT');
     expect(r.root).not.toContain('root');
     expect(r.root).not.toContain('home');
     expect(r.root).not.toContain('work');

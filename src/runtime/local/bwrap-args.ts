@@ -1,4 +1,5 @@
 import { APP_DIR, SOCKET_DIR } from '../../agent/protocol.js';
+import { SANDBOX_UID } from './host-env.js';
 
 export interface SandboxLayout {
   /** Host dir holding only this sandbox's unix sockets; appears at /run/slipway. */
@@ -16,6 +17,8 @@ export interface SandboxLayout {
 }
 
 export const AGENT_PATH = '/opt/slipway/agent.mjs';
+/** bwrap reads the seccomp program from this fd (after ARGS_FD and DIAG_FD). */
+export const SECCOMP_FD = 5;
 
 /** Read-only pieces of /etc that TLS clients and the dynamic linker need; never /etc wholesale. */
 const ETC_READ_ONLY = ['/etc/ssl', '/etc/ca-certificates', '/etc/alternatives', '/etc/ld.so.cache'];
@@ -23,12 +26,22 @@ const ETC_READ_ONLY = ['/etc/ssl', '/etc/ca-certificates', '/etc/alternatives', 
 /**
  * The bwrap options of one sandbox (passed through `--args`, so no host path shows in the
  * sandbox's /proc/1/cmdline), and the command it runs. Own user, pid, ipc, uts, cgroup and network
- * namespaces (loopback only), no capabilities, an empty environment, read-only system dirs, private
- * tmpfs /app and /tmp, and the socket dir as the only writable host path.
+ * namespaces (loopback only), no nested user namespaces, the seccomp filter, no capabilities, an
+ * empty environment, read-only system dirs and root, and size-limited tmpfs /app, /tmp and
+ * /dev/shm as the only writable paths (the socket dir is taken back once the agent listens).
  */
 export function bwrapArgs(layout: SandboxLayout): { options: string[]; command: string[] } {
   const args = [
     '--unshare-all',
+    // --unshare-all only tries the user namespace; --disable-userns needs it for sure.
+    '--unshare-user',
+    '--disable-userns',
+    '--uid',
+    String(SANDBOX_UID),
+    '--gid',
+    String(SANDBOX_UID),
+    '--seccomp',
+    String(SECCOMP_FD),
     '--die-with-parent',
     '--new-session',
     '--cap-drop',
@@ -77,6 +90,11 @@ export function bwrapArgs(layout: SandboxLayout): { options: string[]; command: 
     '--unshare-pid',
     '--proc',
     '/proc',
+    // Last: bwrap's root and /dev are tmpfs mounts of no fixed size, so neither stays writable.
+    '--remount-ro',
+    '/dev',
+    '--remount-ro',
+    '/',
     '--chdir',
     APP_DIR,
   );

@@ -9,13 +9,15 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 
-/** Per-sandbox memory and pid limits through cgroups, where this host lets us set them. */
+/** Per-sandbox memory, pid and CPU limits through cgroups, where this host lets us set them. */
 export interface CgroupSupport {
   enforced: boolean;
   /** What is enforced and how, or why not. */
   detail: string;
   /** A fresh cgroup with the limits set, or undefined when not enforced. */
   create(name: string): Cgroup | undefined;
+  /** Removes this instance's (by then empty) cgroup folders. */
+  dispose(): void;
 }
 
 export interface Cgroup {
@@ -30,7 +32,12 @@ export interface Cgroup {
 export interface CgroupLimits {
   memoryBytes: number;
   pids: number;
+  /** CPUs' worth of time per sandbox (1.5 = one and a half cores), as a CFS quota. */
+  cpu: number;
 }
+
+/** The CFS period the CPU quota is a share of. */
+const CPU_PERIOD_US = 100_000;
 
 interface Hierarchy {
   /** Directory our sandboxes' cgroups are created in. */
@@ -40,50 +47,66 @@ interface Hierarchy {
 }
 
 /**
- * Finds where we may create child cgroups with memory and pid limits: cgroup v1 `memory` and `pids`
- * hierarchies, or a cgroup v2 subtree, under the control plane's own cgroup. Probes by creating a
- * cgroup and writing the limits, so "enforced" means the kernel accepted them here.
+ * Finds where we may create child cgroups with memory, pid and CPU limits: cgroup v1 `memory`,
+ * `pids` and `cpu` hierarchies, or a cgroup v2 subtree, under the control plane's own cgroup, in
+ * a folder of this instance's own (`slipway/<instance>`). Probes by creating a cgroup and writing
+ * the limits, so "enforced" means the kernel accepted them here. CPU is enforced where the `cpu`
+ * controller is available and said when it is not.
  */
 export function detectCgroups(
   limits: CgroupLimits,
+  instance: string,
   log: (msg: string, extra?: object) => void,
 ): CgroupSupport {
   const mounts = readMounts();
   const own = readOwnCgroups();
+  const quota = String(Math.max(1_000, Math.round(limits.cpu * CPU_PERIOD_US)));
+  const v1 = (controller: string) =>
+    mounts.find((m) => m.type === 'cgroup' && m.options.includes(controller));
+  const v1Base = (mount: Mount, controller: string) =>
+    join(mount.point, relative(own.get(controller), mount.root), 'slipway', instance);
   let hierarchies: Hierarchy[];
   let flavour: string;
+  let cpu = true;
   try {
-    const v1Memory = mounts.find((m) => m.type === 'cgroup' && m.options.includes('memory'));
-    const v1Pids = mounts.find((m) => m.type === 'cgroup' && m.options.includes('pids'));
+    const [v1Memory, v1Pids, v1Cpu] = [v1('memory'), v1('pids'), v1('cpu')];
     const v2 = mounts.find((m) => m.type === 'cgroup2');
     if (v1Memory && v1Pids) {
       flavour = 'cgroup v1';
       hierarchies = [
         {
-          base: join(v1Memory.point, relative(own.get('memory'), v1Memory.root), 'slipway'),
+          base: v1Base(v1Memory, 'memory'),
           limits: [
             ['memory.limit_in_bytes', String(limits.memoryBytes)],
             ['memory.memsw.limit_in_bytes', String(limits.memoryBytes)],
           ],
         },
-        {
-          base: join(v1Pids.point, relative(own.get('pids'), v1Pids.root), 'slipway'),
-          limits: [['pids.max', String(limits.pids)]],
-        },
+        { base: v1Base(v1Pids, 'pids'), limits: [['pids.max', String(limits.pids)]] },
       ];
+      if (v1Cpu) {
+        hierarchies.push({
+          base: v1Base(v1Cpu, 'cpu'),
+          limits: [
+            ['cpu.cfs_period_us', String(CPU_PERIOD_US)],
+            ['cpu.cfs_quota_us', quota],
+          ],
+        });
+      } else cpu = false;
     } else if (v2 && !v1Memory) {
       flavour = 'cgroup v2';
-      const base = join(v2.point, relative(own.get(''), v2.root), 'slipway');
+      const parent = join(v2.point, relative(own.get(''), v2.root), 'slipway');
+      const base = join(parent, instance);
+      cpu = prepareV2([parent, base]);
       hierarchies = [
         {
           base,
           limits: [
             ['memory.max', String(limits.memoryBytes)],
             ['pids.max', String(limits.pids)],
+            ...(cpu ? [['cpu.max', `${quota} ${CPU_PERIOD_US}`] as [string, string]] : []),
           ],
         },
       ];
-      prepareV2(base);
     } else {
       return notEnforced('no cgroup memory and pids controllers are mounted');
     }
@@ -93,18 +116,29 @@ export function detectCgroups(
   }
   sweepStale(hierarchies, log);
   const mb = Math.round(limits.memoryBytes / (1024 * 1024));
+  const cpuText = cpu ? `, ${limits.cpu} CPU` : ' (CPU not limited: no cpu controller)';
   return {
     enforced: true,
-    detail: `${flavour}: ${mb} MB memory and ${limits.pids} pids per sandbox (${hierarchies.map((h) => h.base).join(', ')})`,
+    detail: `${flavour}: ${mb} MB memory and ${limits.pids} pids per sandbox${cpuText} (${hierarchies.map((h) => h.base).join(', ')})`,
     create: (name) => createIn(hierarchies, name),
+    dispose: () => {
+      for (const { base } of hierarchies) {
+        try {
+          rmdirSync(base);
+        } catch (err) {
+          log('instance cgroup not removed', { dir: base, error: String(err) });
+        }
+      }
+    },
   };
 }
 
 function notEnforced(why: string): CgroupSupport {
   return {
     enforced: false,
-    detail: `memory and pid limits are not enforced: ${why}`,
+    detail: `memory, pid and CPU limits are not enforced: ${why}`,
     create: () => undefined,
+    dispose: () => undefined,
   };
 }
 
@@ -142,29 +176,51 @@ function probe(hierarchies: Hierarchy[]): void {
 }
 
 /**
- * Sandbox cgroups left by a control plane that died (its sandboxes died with it): empty, and
- * older than any boot in progress, since a new one is empty until its launcher joins it.
+ * Sandbox cgroups a previous run of this instance left (its sandboxes died with it): the folder
+ * is this instance's alone, so everything in it is stale now. A straggler still inside is killed.
  */
 function sweepStale(hierarchies: Hierarchy[], log: (msg: string, extra?: object) => void): void {
-  const cutoff = Date.now() - 60_000;
   for (const { base } of hierarchies) {
     for (const name of readdirSync(base)) {
       const dir = join(base, name);
+      if (!name.startsWith('sb-') || !statSync(dir).isDirectory()) continue;
       try {
-        if (!name.startsWith('sb-') || statSync(dir).mtimeMs > cutoff) continue;
-        if (readPids(join(dir, 'cgroup.procs')).length === 0) rmdirSync(dir);
+        for (const pid of readPids(join(dir, 'cgroup.procs'))) killQuietly(pid);
+        rmdirSync(dir);
       } catch (err) {
-        // Someone else's sweep got there first, or it is in use after all: leave it.
         log('stale sandbox cgroup not removed', { dir, error: String(err) });
       }
     }
   }
 }
 
-/** v2 only lets a cgroup with no processes of its own hand controllers to its children. */
-function prepareV2(base: string): void {
-  mkdirSync(base, { recursive: true });
-  writeFileSync(join(base, 'cgroup.subtree_control'), '+memory +pids');
+function killQuietly(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
+  }
+}
+
+/**
+ * v2 only lets a cgroup with no processes of its own hand controllers to its children. Returns
+ * whether the cpu controller could be handed down too.
+ */
+function prepareV2(levels: string[]): boolean {
+  let cpu = true;
+  for (const dir of levels) {
+    mkdirSync(dir, { recursive: true });
+    const control = join(dir, 'cgroup.subtree_control');
+    writeFileSync(control, '+memory +pids');
+    try {
+      writeFileSync(control, '+cpu');
+    } catch (err) {
+      // The cpu controller is not delegated to us: memory and pids still hold.
+      if ((err as NodeJS.ErrnoException).code === undefined) throw err;
+      cpu = false;
+    }
+  }
+  return cpu;
 }
 
 function readPids(file: string): number[] {

@@ -25,8 +25,8 @@ export interface EgressDoor {
 
 /**
  * The host end of a sandbox's `egress.sock`: the egress gate with this app's allowed_hosts. Opened
- * at inject (when the list is known) and always opened, even for an empty list: the gate then
- * refuses everything with a clear 403 instead of the app seeing a dead proxy.
+ * before the sandbox boots (so the control plane never makes a socket in a dir the sandbox has
+ * seen) with an empty list, which refuses everything with a clear 403; the inject sets the app's.
  */
 export async function openEgressDoor(opts: EgressDoorOptions): Promise<EgressDoor> {
   const rules = new EgressRules(opts, opts.log);

@@ -4,14 +4,14 @@ import {
   mkdirSync,
   readlinkSync,
   realpathSync,
-  statSync,
   writeFileSync,
 } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 /** Facts about this machine that shape every sandbox: read once, at runtime start. */
 export interface HostEnv {
-  bwrap: string;
+  /** bubblewrap, or undefined when it is not installed (the runtime then refuses to start). */
+  bwrap: string | undefined;
   /** The node binary the agent runs with: the control plane's own. */
   node: string;
   /** A python3 under /usr, or undefined (then no python template). */
@@ -38,7 +38,7 @@ export function readHostEnv(): HostEnv {
     else if (stat.isDirectory()) systemDirs.push({ path });
   }
   return {
-    bwrap: firstExisting(['/usr/bin/bwrap', '/usr/local/bin/bwrap']) ?? 'bwrap',
+    bwrap: firstExisting(['/usr/bin/bwrap', '/usr/local/bin/bwrap']),
     node,
     // Only a python under /usr: the one on PATH may live in a home directory we do not bind.
     python: firstExisting(['/usr/bin/python3', '/usr/local/bin/python3']),
@@ -48,38 +48,8 @@ export function readHostEnv(): HostEnv {
   };
 }
 
-/** The unprivileged uid sandboxes run as when the control plane is root. */
+/** The uid and gid every sandbox sees itself as inside (`nobody`), whatever its host uid. */
 export const SANDBOX_UID = 65534;
-
-/**
- * Whether sandboxes can run as uid 65534 on the host: only when we are root (to switch) and bwrap,
- * running as that uid, can reach the directories it binds. Otherwise they keep our uid, still in
- * their own user namespace and with no capabilities; the reason is reported.
- */
-export function sandboxOwner(paths: string[]): {
-  owner?: { uid: number; gid: number };
-  detail: string;
-} {
-  if (process.getuid?.() !== 0) {
-    return {
-      detail: `sandboxes run as the control plane's uid ${process.getuid?.() ?? '?'} (not root)`,
-    };
-  }
-  for (const path of paths) {
-    for (let dir = dirname(realpathSync(path)); ; dir = dirname(dir)) {
-      if ((statSync(dir).mode & 0o001) === 0) {
-        return {
-          detail: `sandboxes keep uid 0 (own user namespace, no capabilities): ${dir} is not searchable by uid ${SANDBOX_UID}; chmod o+x it to run them unprivileged`,
-        };
-      }
-      if (dir === '/') break;
-    }
-  }
-  return {
-    owner: { uid: SANDBOX_UID, gid: SANDBOX_UID },
-    detail: `sandboxes run as uid ${SANDBOX_UID}`,
-  };
-}
 
 /**
  * The few /etc files a sandbox gets instead of the host's /etc: names resolve to loopback only

@@ -1,11 +1,14 @@
-import { accessSync, chmodSync, constants, mkdirSync, readdirSync, rmSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { readdirSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { AGENT_SOCK } from '../../agent/protocol.js';
 import { RuntimeError } from '../runtime.js';
 import { bundleAgent } from './agent-bundle.js';
-import { detectCgroups, type CgroupSupport } from './cgroups.js';
-import { readHostEnv, sandboxOwner, writeEtcFiles, type HostEnv } from './host-env.js';
-import type { SocketOwner } from './unix-listener.js';
+import { detectCgroups, type CgroupLimits, type CgroupSupport } from './cgroups.js';
+import { readHostEnv, writeEtcFiles, type HostEnv } from './host-env.js';
+import { checkReachable, instanceId, isRoot, makePrivateDir, runtimeRoot } from './runtime-dir.js';
+import { SandboxUsers, type UidRange } from './sandbox-users.js';
+import { seccompProgram } from './seccomp.js';
 import { warmupTarball } from './warmup-source.js';
 
 /** Everything sandboxes share, prepared once at runtime start. */
@@ -13,63 +16,79 @@ export interface HostSetup {
   env: HostEnv;
   dirs: { runtime: string; sandboxes: string; etc: string; agent: string };
   cgroups: CgroupSupport;
-  /** The host uid/gid sandboxes run as, when not our own. */
-  owner: SocketOwner | undefined;
-  ownerDetail: string;
+  /** Hands out the host uid each sandbox runs as (ours when we are not root). */
+  users: SandboxUsers;
+  /** The BPF program bwrap loads before it execs the agent. */
+  seccomp: Buffer;
   warmup: Buffer;
   hostname: string;
 }
 
-export function runtimeDirs(dataDir: string): HostSetup['dirs'] {
-  // Absolute: bwrap binds these paths, and a relative dataDir ('./data') means nothing to it.
-  const runtime = resolve(dataDir, 'runtime');
-  return {
-    runtime,
-    sandboxes: resolve(dataDir, 'sandboxes'),
-    etc: join(runtime, 'etc'),
-    agent: join(runtime, 'agent.mjs'),
-  };
+export interface HostOptions {
+  dataDir: string;
+  /** `runtime.dir`: the parent of this instance's runtime dir; a default when absent. */
+  runtimeDir: string | undefined;
+  uids: UidRange;
+  limits: CgroupLimits;
 }
 
 /**
- * Checks bwrap, lays out `<dataDir>/runtime` and `<dataDir>/sandboxes`, bundles the agent, and
- * decides what sandboxes run as and which limits hold. Leftovers of a previous run are removed:
- * their sandboxes died with it (--die-with-parent).
+ * Checks bwrap, lays out this instance's runtime dir, bundles the agent, builds the seccomp
+ * filter and decides which limits hold. Sandboxes never run as host uid 0: as root each gets a uid
+ * of its own, and a host where they could not reach what they bind refuses to start.
+ * Leftovers of a previous run are removed: their sandboxes died with it (--die-with-parent).
  */
 export async function prepareHost(
-  dataDir: string,
+  opts: HostOptions,
   env: HostEnv,
-  limits: { memoryBytes: number; pids: number },
   log: (msg: string, extra?: object) => void,
 ): Promise<HostSetup> {
-  const dirs = runtimeDirs(dataDir);
-  try {
-    accessSync(env.bwrap, constants.X_OK);
-  } catch (err) {
-    throw new RuntimeError(`bubblewrap is not usable at ${env.bwrap}: ${String(err)}`, false);
+  if (!env.bwrap) throw new RuntimeError('bubblewrap (bwrap) is not installed', false);
+  const root = isRoot();
+  if (root && !env.setpriv) {
+    throw new RuntimeError('setpriv (util-linux) is needed to run sandboxes unprivileged', false);
   }
-  for (const dir of [dirs.runtime, dirs.sandboxes]) {
-    mkdirSync(dir, { recursive: true });
-    // Searchable, not listable: bwrap, running as the sandbox uid, must reach what it binds.
-    chmodSync(dir, 0o711);
+  const runtime = runtimeRoot(opts.dataDir, opts.runtimeDir);
+  const dirs = {
+    runtime,
+    sandboxes: join(runtime, 'sandboxes'),
+    etc: join(runtime, 'etc'),
+    agent: join(runtime, 'agent.mjs'),
+  };
+  for (const dir of [dirs.runtime, dirs.sandboxes]) makePrivateDir(dir);
+  checkReachable(dirs.sandboxes, 'runtime.dir');
+  for (const binary of [env.node, ...(env.python ? [env.python] : [])]) {
+    checkReachable(binary, 'the interpreter');
   }
-  for (const stale of readdirSync(dirs.sandboxes)) {
-    rmSync(join(dirs.sandboxes, stale), { recursive: true, force: true });
-  }
+  await Promise.all(
+    readdirSync(dirs.sandboxes).map((stale) =>
+      rm(join(dirs.sandboxes, stale), { recursive: true, force: true }),
+    ),
+  );
   const longest = join(dirs.sandboxes, 'x'.repeat(12), AGENT_SOCK);
   if (Buffer.byteLength(longest) > 107) {
-    throw new RuntimeError(`dataDir is too long for unix socket paths (${longest})`, false);
+    throw new RuntimeError(`runtime.dir is too long for unix socket paths (${longest})`, false);
   }
   await bundleAgent(dirs.agent);
   const hostname = 'slipway';
   writeEtcFiles(dirs.etc, hostname);
-  const cgroups = detectCgroups(limits, log);
-  let { owner, detail: ownerDetail } = sandboxOwner([dirs.sandboxes, dirs.agent, dirs.etc]);
-  if (owner && cgroups.enforced && !env.setpriv) {
-    owner = undefined;
-    ownerDetail = 'sandboxes keep uid 0 (own user namespace, no capabilities): setpriv is missing';
-  }
-  return { env, dirs, cgroups, owner, ownerDetail, warmup: await warmupTarball(), hostname };
+  const id = instanceId(opts.dataDir);
+  const cgroups = detectCgroups(opts.limits, id, log);
+  const users = new SandboxUsers(root ? opts.uids : undefined, parseInt(id.slice(0, 8), 16));
+  return {
+    env,
+    dirs,
+    cgroups,
+    users,
+    seccomp: seccompProgram(),
+    warmup: await warmupTarball(),
+    hostname,
+  };
+}
+
+/** Removes the instance's runtime dir once every sandbox is gone. */
+export async function removeRuntimeDir(host: HostSetup): Promise<void> {
+  await rm(host.dirs.runtime, { recursive: true, force: true });
 }
 
 export { readHostEnv };

@@ -1,25 +1,18 @@
-import { join } from 'node:path';
-import { EGRESS_SOCK, type InjectRequest, type InjectResponse } from '../../agent/protocol.js';
+import type { InjectRequest, InjectResponse } from '../../agent/protocol.js';
 import { AppExitError, RuntimeError, type InjectSpec } from '../runtime.js';
-import { openEgressDoor } from './egress-door.js';
-import type { EgressLimits } from './egress-limits.js';
 import { installInto, type InstallDeps } from './install-call.js';
 import type { LocalSandbox } from './sandbox.js';
 import { callUntilClosed, endSoon, errorText, type Outcome } from './sandbox-call.js';
-import type { SocketOwner } from './unix-listener.js';
 
 export interface InjectDeps extends InstallDeps {
   startTimeoutMs: number;
-  owner: SocketOwner | undefined;
-  /** One object for the whole runtime: its count is what caps all doors together. */
-  egressLimits: EgressLimits;
 }
 
 /** Past the agent's own deadline, how long the host waits for an agent whose loop is blocked. */
 const HOST_GRACE_MS = 1_000;
 
 /**
- * One round trip: open the egress door with the app's allowed hosts, let the source door serve
+ * One round trip: set the egress door to the app's allowed hosts, let the source door serve
  * this key, run the general lane's install (the door widened to the package index meanwhile),
  * POST /inject, and turn the answer into success, AppExitError or RuntimeError. A sandbox whose
  * inject failed is of no further use and is reaped before the error reaches the caller.
@@ -44,15 +37,8 @@ export async function injectInto(
   sandbox.beginInject();
   const started = performance.now();
   try {
-    const egress = await openEgressDoor({
-      path: join(sandbox.dir, EGRESS_SOCK),
-      allowedHosts: spec.allowedHosts,
-      allowPrivate: deps.allowPrivate,
-      owner: deps.owner,
-      limits: deps.egressLimits,
-      log: (msg, extra) => deps.log(msg, { sandbox: sandbox.id, app: spec.appId, ...extra }),
-    });
-    sandbox.addCloser(egress.close);
+    const egress = sandbox.egress;
+    egress.setRules({ allowedHosts: spec.allowedHosts, allowPrivate: deps.allowPrivate });
     sandbox.allowSource(spec.sourceKey);
     if (spec.lane === 'general') await installInto(sandbox, spec, egress, deps);
     const request: InjectRequest = {

@@ -1,5 +1,4 @@
-import { join } from 'node:path';
-import { AGENT_SOCK, type Template } from '../../agent/protocol.js';
+import type { Template } from '../../agent/protocol.js';
 import type { SourceStore } from '../../sources/source-store.js';
 import {
   RuntimeError,
@@ -11,12 +10,13 @@ import {
 } from '../runtime.js';
 import { callAgent } from './agent-client.js';
 import { egressLimits, SharedCount, type EgressLimits } from './egress-limits.js';
-import { prepareHost, readHostEnv, type HostSetup } from './host-setup.js';
+import { prepareHost, readHostEnv, removeRuntimeDir, type HostSetup } from './host-setup.js';
 import { injectInto } from './inject-call.js';
 import { laneProblem } from './lanes.js';
 import { readPackageHosts, shownUrl, type PackageHosts } from './package-hosts.js';
 import { LocalSandbox } from './sandbox.js';
 import { bootSandbox } from './sandbox-factory.js';
+import type { UidRange } from './sandbox-users.js';
 import { WarmPool } from './warm-pool.js';
 
 export interface LocalRuntimeOptions {
@@ -31,6 +31,12 @@ export interface LocalRuntimeOptions {
   packageHosts?: PackageHosts;
   memoryLimitMB: number;
   pidsLimit: number;
+  /** CPUs' worth of time per sandbox; default 1. */
+  cpu?: number;
+  /** `runtime.dir`: where this instance's runtime dir goes; a default under /run or the tmp dir. */
+  runtimeDir?: string;
+  /** Host uids for sandboxes when we are root; default 65,536 of them from 2,100,000,000. */
+  uids?: UidRange;
   allowPrivate: string[];
   /** `runtime.egress` caps; defaults in egress-limits.ts. */
   egress?: { maxConnectionsPerSandbox?: number; maxConnections?: number; headTimeoutMs?: number };
@@ -38,6 +44,7 @@ export interface LocalRuntimeOptions {
 }
 
 const DEFAULT_INSTALL_TIMEOUT_MS = 10 * 60_000;
+const DEFAULT_UIDS: UidRange = { first: 2_100_000_000, count: 65_536 };
 
 export interface LocalRuntime extends Runtime {
   /** Resolves once no background pool boot is queued or running (tests, benchmarks). */
@@ -77,8 +84,14 @@ export function createLocalRuntime(opts: LocalRuntimeOptions): LocalRuntime {
     log,
     boot: (template) => {
       if (!host) throw new RuntimeError('the local runtime is not started', true);
-      const factory = { agentToken: opts.agentToken, sourceStore: opts.sourceStore, log };
-      return bootSandbox(host, { ...factory, tmpfsBytes: memoryBytes }, template as Template);
+      const factory = {
+        agentToken: opts.agentToken,
+        sourceStore: opts.sourceStore,
+        egress: { allowPrivate: opts.allowPrivate, limits: egress },
+        tmpfsBytes: memoryBytes,
+        log,
+      };
+      return bootSandbox(host, factory, template as Template);
     },
   });
 
@@ -94,15 +107,20 @@ export function createLocalRuntime(opts: LocalRuntimeOptions): LocalRuntime {
     start() {
       starting ??= (async () => {
         try {
-          const limits = { memoryBytes, pids: opts.pidsLimit };
+          const hostOptions = {
+            dataDir: opts.dataDir,
+            runtimeDir: opts.runtimeDir,
+            uids: opts.uids ?? DEFAULT_UIDS,
+            limits: { memoryBytes, pids: opts.pidsLimit, cpu: opts.cpu ?? 1 },
+          };
           // In parallel: asking npm and pip spawns both, which takes a few hundred ms.
-          [host] = await Promise.all([prepareHost(opts.dataDir, env, limits, log), readHosts()]);
+          [host] = await Promise.all([prepareHost(hostOptions, env, log), readHosts()]);
         } catch (err) {
           starting = undefined;
           throw err;
         }
         log(`sandbox limits: ${host.cgroups.detail}`);
-        log(`sandbox user: ${host.ownerDetail}`);
+        log(`sandbox user: ${host.users.detail}`);
         if (state === 'new') {
           state = 'started';
           pool.start();
@@ -116,6 +134,10 @@ export function createLocalRuntime(opts: LocalRuntimeOptions): LocalRuntime {
       await pool.stop();
       await Promise.all([...claimed].map((s) => s.reap()));
       claimed.clear();
+      if (host) {
+        host.cgroups.dispose();
+        await removeRuntimeDir(host);
+      }
     },
 
     async claim(template, appId) {
@@ -147,8 +169,6 @@ export function createLocalRuntime(opts: LocalRuntimeOptions): LocalRuntime {
         installTimeoutMs: opts.installTimeoutMs ?? DEFAULT_INSTALL_TIMEOUT_MS,
         allowPrivate: opts.allowPrivate,
         packageHosts: readHosts,
-        owner: host?.owner,
-        egressLimits: egress,
         log,
       };
       return injectInto(local, spec, deps).finally(() => pool.injected(local.template));
@@ -159,8 +179,9 @@ export function createLocalRuntime(opts: LocalRuntimeOptions): LocalRuntime {
         return false;
       }
       try {
-        const path = join(sandbox.dir, AGENT_SOCK);
-        const reply = await callAgent(path, sandbox.token, 'GET', '/health', { timeoutMs: 2_000 });
+        const reply = await callAgent(sandbox.agentPath, sandbox.token, 'GET', '/health', {
+          timeoutMs: 2_000,
+        });
         return reply.status === 200;
       } catch (err) {
         log('health check failed', { sandbox: sandbox.id, error: String(err) });
@@ -184,7 +205,7 @@ export function createLocalRuntime(opts: LocalRuntimeOptions): LocalRuntime {
           enforced: host?.cgroups.enforced ?? false,
           detail: host?.cgroups.detail ?? `not started (${state})`,
         },
-        sandboxUser: host?.ownerDetail ?? 'not started',
+        sandboxUser: host?.users.detail ?? 'not started',
         generalLane: packageHosts
           ? generalLane(packageHosts)
           : 'reading the host npm and pip config',

@@ -1,5 +1,3 @@
-import { join } from 'node:path';
-import { AGENT_SOCK } from '../../agent/protocol.js';
 import { callAgent, type AgentReply } from './agent-client.js';
 import type { End, LocalSandbox } from './sandbox.js';
 import { sleep } from './teardown.js';
@@ -24,7 +22,7 @@ export function callUntilClosed(
   body: unknown,
   timeoutMs: number,
 ): Promise<Outcome> {
-  const call = callAgent(join(sandbox.dir, AGENT_SOCK), sandbox.token, 'POST', path, {
+  const call = callAgent(sandbox.agentPath, sandbox.token, 'POST', path, {
     body,
     timeoutMs,
   }).then(

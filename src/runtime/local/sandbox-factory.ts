@@ -1,20 +1,31 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, mkdirSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, lstatSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { SOURCES_SOCK, type Template } from '../../agent/protocol.js';
+import {
+  AGENT_SOCK,
+  APP_SOCK,
+  EGRESS_SOCK,
+  SOURCES_SOCK,
+  type Template,
+} from '../../agent/protocol.js';
 import type { SourceStore } from '../../sources/source-store.js';
 import { RuntimeError } from '../runtime.js';
 import { bwrapArgs } from './bwrap-args.js';
 import type { Cgroup } from './cgroups.js';
+import { openEgressDoor, type EgressDoor } from './egress-door.js';
+import type { EgressLimits } from './egress-limits.js';
 import type { HostSetup } from './host-setup.js';
 import { LocalSandbox } from './sandbox.js';
 import type { LaunchPlan } from './sandbox-process.js';
 import { sandboxToken } from './sandbox-token.js';
 import { openSourceDoor, type SourceDoor } from './source-door.js';
+import type { SocketOwner } from './unix-listener.js';
 
 export interface FactoryOptions {
   agentToken: string;
   sourceStore: SourceStore;
+  /** The egress door starts closed (no hosts); the inject sets the app's rules. */
+  egress: { allowPrivate: string[]; limits: EgressLimits };
   /** Cap on each of the sandbox's tmpfs mounts. */
   tmpfsBytes: number;
   log: (msg: string, extra?: object) => void;
@@ -25,7 +36,10 @@ const BOOT_TIMEOUT_MS = 15_000;
 const JOIN_CGROUPS =
   'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; exec "$@"';
 
-/** Boots one sandbox of a template: its socket dir, source door, cgroup and bwrap process. */
+/**
+ * Boots one sandbox of a template: its socket dir, its doors (source and egress: every socket of
+ * ours exists before the sandbox does), cgroup and bwrap process.
+ */
 export async function bootSandbox(
   host: HostSetup,
   opts: FactoryOptions,
@@ -33,23 +47,40 @@ export async function bootSandbox(
 ): Promise<LocalSandbox> {
   const id = randomBytes(6).toString('hex');
   const dir = join(host.dirs.sandboxes, id);
-  mkdirSync(dir, { mode: 0o700 });
-  if (host.owner) chownSync(dir, host.owner.uid, host.owner.gid);
   const token = sandboxToken(opts.agentToken, id);
+  let owner: SocketOwner | undefined;
   let cgroup: Cgroup | undefined;
   let door: SourceDoor | undefined;
+  let egress: EgressDoor | undefined;
+  // Filled in once claimed: egress lines name the app they are for.
+  const context: { app?: string } = {};
+  const log = (msg: string, extra?: object) => opts.log(msg, { sandbox: id, ...context, ...extra });
   try {
+    owner = host.users.acquire();
+    mkdirSync(dir, { mode: 0o700 });
+    // The agent makes its sockets here at boot; the dir is taken back before any app code runs.
+    if (owner) chownSync(dir, owner.uid, owner.gid);
     door = await openSourceDoor({
       path: join(dir, SOURCES_SOCK),
       token,
       store: opts.sourceStore,
       warmup: host.warmup,
-      owner: host.owner,
-      log: (msg, extra) => opts.log(msg, { sandbox: id, ...extra }),
+      owner,
+      log,
+    });
+    egress = await openEgressDoor({
+      path: join(dir, EGRESS_SOCK),
+      allowedHosts: [],
+      allowPrivate: opts.egress.allowPrivate,
+      owner,
+      limits: opts.egress.limits,
+      log,
     });
     cgroup = host.cgroups.create(`sb-${id}`);
   } catch (err) {
     await door?.close();
+    await egress?.close();
+    host.users.release(owner);
     rmSync(dir, { recursive: true, force: true });
     throw new RuntimeError(`cannot prepare a sandbox: ${String(err)}`, true);
   }
@@ -65,9 +96,10 @@ export async function bootSandbox(
   });
   const python = host.env.python;
   const plan: LaunchPlan = {
-    ...launcher(host, cgroup),
+    ...launcher(host, owner, cgroup),
     bwrapOptions: args.options,
     sandboxCommand: args.command,
+    seccomp: host.seccomp,
     boot: { token, sandboxId: id, template, ...(python ? { python } : {}) },
   };
   return LocalSandbox.boot({
@@ -75,35 +107,50 @@ export async function bootSandbox(
     template,
     dir,
     token,
+    owner,
     plan,
     cgroup,
     bootTimeoutMs: BOOT_TIMEOUT_MS,
-    closers: [door.close],
+    closers: [door.close, egress.close, async () => host.users.release(owner)],
     allowSource: door.allow,
-    // The agent has made its sockets: take the dir back, so the app cannot fill the host's disk
-    // through it (it stays searchable, so the sockets stay reachable).
-    afterBoot: host.owner ? () => lockDir(dir) : undefined,
+    egress,
+    context,
+    afterBoot: () => lockDir(dir),
     log: opts.log,
   });
 }
 
+/** What the socket dir may hold once the agent listens: sockets, each made by its side. */
+const DOORS = new Set([AGENT_SOCK, APP_SOCK, SOURCES_SOCK, EGRESS_SOCK]);
+
+/**
+ * The agent has made its sockets: take the dir back before any app code runs, so nothing in it
+ * can be replaced (a symlinked app.sock would send visitors into a host socket) and nothing can
+ * be written there (the host's disk). It stays searchable, so the sockets stay reachable. Without
+ * root the sandbox shares our uid, so write permission is what takes it back.
+ */
 function lockDir(dir: string): void {
   chownSync(dir, process.getuid?.() ?? 0, process.getgid?.() ?? 0);
-  chmodSync(dir, 0o711);
+  chmodSync(dir, process.getuid?.() === 0 ? 0o711 : 0o511);
+  for (const name of readdirSync(dir)) {
+    if (!DOORS.has(name) || !lstatSync(join(dir, name)).isSocket()) {
+      throw new Error(`unexpected ${name} in the sandbox's socket dir`);
+    }
+  }
 }
 
 /**
  * How bwrap is started. With a cgroup, a root `sh` first moves itself into it (so everything
  * bwrap forks is counted from the start), then drops to the sandbox uid with setpriv; without one,
- * bwrap is spawned as the sandbox uid directly.
+ * bwrap is spawned as the sandbox uid directly. prepareHost made sure bwrap and setpriv exist.
  */
 function launcher(
   host: HostSetup,
+  owner: SocketOwner | undefined,
   cgroup: Cgroup | undefined,
 ): Pick<LaunchPlan, 'command' | 'spawnAs'> {
-  const bwrap = host.env.bwrap;
-  if (!cgroup) return { command: [bwrap], ...(host.owner ? { spawnAs: host.owner } : {}) };
-  const { owner } = host;
+  const bwrap = host.env.bwrap as string;
+  if (!cgroup) return { command: [bwrap], ...(owner ? { spawnAs: owner } : {}) };
   const drop =
     owner && host.env.setpriv
       ? [host.env.setpriv, `--reuid=${owner.uid}`, `--regid=${owner.gid}`, '--clear-groups', '--']

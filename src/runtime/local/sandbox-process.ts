@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import { ARGS_FD, DIAG_FD, type BootMessage, type Diag } from '../../agent/protocol.js';
+import { SECCOMP_FD } from './bwrap-args.js';
 import { LineSplitter } from './output-lines.js';
 
 export interface LaunchPlan {
@@ -12,6 +13,8 @@ export interface LaunchPlan {
   bwrapOptions: string[];
   /** What bwrap runs: bwrap takes the command from argv only. */
   sandboxCommand: string[];
+  /** The BPF program bwrap reads from SECCOMP_FD. */
+  seccomp: Buffer;
   boot: BootMessage;
 }
 
@@ -24,9 +27,14 @@ export interface ProcessEvents {
   close(code: number | null, signal: NodeJS.Signals | null): void;
 }
 
+/** The whole environment of the launcher, bwrap and its pid 1: nothing of ours, no secret. */
+export const LAUNCH_ENV = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' };
+
 /**
- * Starts one sandbox process. bwrap takes its argv through ARGS_FD; the agent's boot message,
- * token included, goes in on stdin and the pipe is closed behind it.
+ * Starts one sandbox process. bwrap takes its argv through ARGS_FD and its seccomp filter through
+ * SECCOMP_FD; the agent's boot message, token included, goes in on stdin and the pipe is closed
+ * behind it. The launcher gets an explicit minimal environment: bwrap's pid 1 inside the sandbox
+ * keeps the environment bwrap started with, and the app can read it there.
  */
 export function launchSandbox(plan: LaunchPlan, events: ProcessEvents): ChildProcess {
   const [file, ...launcherArgs] = plan.command;
@@ -35,7 +43,10 @@ export function launchSandbox(plan: LaunchPlan, events: ProcessEvents): ChildPro
     file,
     [...launcherArgs, '--args', String(ARGS_FD), '--', ...plan.sandboxCommand],
     {
-      stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe'],
+      stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe'],
+      env: LAUNCH_ENV,
+      // Not our working dir: a shell in the launcher would export it as PWD to bwrap's init.
+      cwd: '/',
       ...(plan.spawnAs ?? {}),
     },
   );
@@ -56,7 +67,7 @@ export function launchSandbox(plan: LaunchPlan, events: ProcessEvents): ChildPro
   });
   pipe(DIAG_FD)?.on('data', (chunk: Buffer) => diagLines.push(chunk));
   // EPIPE when bwrap dies at once: worth a line, the close with its stderr tells the rest.
-  for (const index of [0, ARGS_FD]) {
+  for (const index of [0, ARGS_FD, SECCOMP_FD]) {
     pipe(index)?.on('error', (err) =>
       events.diag({
         t: 'log',
@@ -70,6 +81,7 @@ export function launchSandbox(plan: LaunchPlan, events: ProcessEvents): ChildPro
   );
   child.on('close', (code, signal) => events.close(code, signal));
   pipe(ARGS_FD)?.end(plan.bwrapOptions.map((a) => `${a}\0`).join(''));
+  pipe(SECCOMP_FD)?.end(plan.seccomp);
   pipe(0)?.end(`${JSON.stringify(plan.boot)}\n`);
   return child;
 }

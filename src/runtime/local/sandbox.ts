@@ -1,14 +1,24 @@
 import type { ChildProcess } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import net from 'node:net';
 import { join } from 'node:path';
-import { APP_SOCK, EXIT_LINES, type Diag, type ExitReport } from '../../agent/protocol.js';
+import {
+  AGENT_SOCK,
+  APP_SOCK,
+  EXIT_LINES,
+  type Diag,
+  type ExitReport,
+} from '../../agent/protocol.js';
 import { RuntimeError, type AppExit, type LogLine, type Sandbox } from '../runtime.js';
 import type { Cgroup } from './cgroups.js';
+import { DiagLimiter } from './diag-limiter.js';
+import type { EgressDoor } from './egress-door.js';
 import { appExit } from './exit-report.js';
 import { Recent } from './output-lines.js';
+import { PinnedSocket } from './pinned-socket.js';
 import { launchSandbox, type LaunchPlan } from './sandbox-process.js';
 import { killTree, removeCgroup } from './teardown.js';
+import type { SocketOwner } from './unix-listener.js';
 
 export type Phase = 'booting' | 'idle' | 'claimed' | 'injecting' | 'running' | 'failed' | 'gone';
 export type End = { code: number | null; signal: string | null };
@@ -19,6 +29,8 @@ export interface SandboxSetup {
   /** Host dir with the sandbox's sockets (bound at /run/slipway). */
   dir: string;
   token: string;
+  /** The host uid/gid this sandbox runs as (undefined: ours, when we are not root). */
+  owner: SocketOwner | undefined;
   plan: LaunchPlan;
   cgroup: Cgroup | undefined;
   bootTimeoutMs: number;
@@ -26,8 +38,12 @@ export interface SandboxSetup {
   closers: (() => Promise<void>)[];
   /** Lets the sandbox fetch this one source key (its inject's) through its source door. */
   allowSource(key: string): void;
-  /** Runs once the agent is ready (its sockets exist). */
-  afterBoot?: () => void;
+  /** The host end of egress.sock, refusing everything until the inject sets the app's rules. */
+  egress: EgressDoor;
+  /** What the sandbox's host log lines say about it beyond its id: the app, once claimed. */
+  context: { app?: string };
+  /** Runs once the agent is ready (its sockets exist): takes the socket dir back. */
+  afterBoot: () => void;
   log: (msg: string, extra?: object) => void;
 }
 
@@ -41,8 +57,8 @@ export class LocalSandbox implements Sandbox {
   readonly template: string;
   readonly dir: string;
   readonly token: string;
+  readonly owner: SocketOwner | undefined;
   phase: Phase = 'booting';
-  appId: string | undefined;
   /** Resolves when the whole tree is gone and its pipes are drained. */
   readonly closed: Promise<End>;
   private readonly child: ChildProcess;
@@ -50,6 +66,10 @@ export class LocalSandbox implements Sandbox {
   private readonly bootOutput = new Recent<string>(EXIT_LINES);
   private readonly exitListeners: ((exit: AppExit) => void)[] = [];
   private readonly logListeners: ((line: LogLine) => void)[] = [];
+  private readonly diagLimit = new DiagLimiter();
+  /** The agent's two sockets, pinned once it booted and before any app code ran. */
+  private agentSock: PinnedSocket | undefined;
+  private appSock: PinnedSocket | undefined;
   private agentExit: ExitReport | undefined;
   /** From the inject on, fds 1/2 carry the app's output. */
   private injected = false;
@@ -62,6 +82,7 @@ export class LocalSandbox implements Sandbox {
     this.template = setup.template;
     this.dir = setup.dir;
     this.token = setup.token;
+    this.owner = setup.owner;
     let onClosed: (end: End) => void = () => undefined;
     this.closed = new Promise((resolve) => (onClosed = resolve));
     this.child = launchSandbox(setup.plan, {
@@ -85,7 +106,9 @@ export class LocalSandbox implements Sandbox {
     );
     try {
       await ready;
-      setup.afterBoot?.();
+      setup.afterBoot();
+      sandbox.agentSock = new PinnedSocket(join(setup.dir, AGENT_SOCK));
+      sandbox.appSock = new PinnedSocket(join(setup.dir, APP_SOCK));
       sandbox.phase = 'idle';
       return sandbox;
     } catch (err) {
@@ -98,6 +121,20 @@ export class LocalSandbox implements Sandbox {
     }
   }
 
+  /** The app it was claimed for: egress and other host log lines name it. */
+  get appId(): string | undefined {
+    return this.setup.context.app;
+  }
+
+  set appId(app: string | undefined) {
+    this.setup.context.app = app;
+  }
+
+  /** The host end of its egress.sock. */
+  get egress(): EgressDoor {
+    return this.setup.egress;
+  }
+
   get pid(): number | undefined {
     return this.child.pid;
   }
@@ -107,7 +144,14 @@ export class LocalSandbox implements Sandbox {
   }
 
   connect(): net.Socket {
-    return net.connect(join(this.dir, APP_SOCK));
+    if (!this.appSock) throw new RuntimeError(`sandbox ${this.id} has not booted`, false);
+    return net.connect(this.appSock.path);
+  }
+
+  /** Where to reach the agent's control API (the pinned `agent.sock`). */
+  get agentPath(): string {
+    if (!this.agentSock) throw new RuntimeError(`sandbox ${this.id} has not booted`, false);
+    return this.agentSock.path;
   }
 
   onExit(listener: (exit: AppExit) => void): void {
@@ -116,12 +160,6 @@ export class LocalSandbox implements Sandbox {
 
   onLog(listener: (line: LogLine) => void): void {
     this.logListeners.push(listener);
-  }
-
-  /** Registers a host-side resource (the egress door) to close when the sandbox goes. */
-  addCloser(close: () => Promise<void>): void {
-    this.setup.closers.push(close);
-    if (this.reaping) void this.reaping.then(() => this.cleanup());
   }
 
   /** The inject begins: from now on what the sandbox prints is the app's. */
@@ -160,6 +198,8 @@ export class LocalSandbox implements Sandbox {
   }
 
   private async cleanup(): Promise<void> {
+    this.agentSock?.close();
+    this.appSock?.close();
     for (const close of this.setup.closers.splice(0)) {
       await close().catch((err: unknown) =>
         this.setup.log('sandbox door close failed', { sandbox: this.id, error: String(err) }),
@@ -168,7 +208,10 @@ export class LocalSandbox implements Sandbox {
     await removeCgroup(this.setup.cgroup, (msg, extra) =>
       this.setup.log(msg, { sandbox: this.id, ...extra }),
     );
-    rmSync(this.dir, { recursive: true, force: true });
+    // Async: whatever the sandbox left in its dir, removing it never blocks the event loop.
+    await rm(this.dir, { recursive: true, force: true }).catch((err: unknown) =>
+      this.setup.log('sandbox dir not removed', { sandbox: this.id, error: String(err) }),
+    );
   }
 
   private onOutput(stream: 'stdout' | 'stderr', text: string): void {
@@ -189,8 +232,15 @@ export class LocalSandbox implements Sandbox {
     if (message.t === 'ready') this.ready?.resolve();
     else if (message.t === 'exit') this.agentExit ??= message;
     else {
-      const extra = { sandbox: this.id, level: message.level, ...message.extra };
-      this.setup.log(`agent: ${message.msg}`, extra);
+      const dropped = this.diagLimit.take();
+      if (dropped === undefined) return;
+      // The agent's fields go under their own key: none may pose as ours (sandbox, app, level).
+      this.setup.log(`agent: ${message.msg}`, {
+        ...(message.extra ? { agent: message.extra } : {}),
+        ...(dropped > 0 ? { dropped } : {}),
+        sandbox: this.id,
+        level: message.level,
+      });
     }
   }
 

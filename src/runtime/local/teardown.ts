@@ -62,7 +62,9 @@ export function running(pid: number): boolean {
   try {
     stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    // ESRCH: the pid is being torn down right now (a fork bomb's children do that all the time).
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ESRCH') return false;
     throw err;
   }
   return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';

@@ -16,10 +16,13 @@ import {
   inject,
   processTreeOf,
   request,
+  sandboxCgroupsOf,
   startRuntime,
   type TestRuntime,
 } from './support.js';
+import { createLocalRuntime } from '../../src/runtime/local/local-runtime.js';
 import { running } from '../../src/runtime/local/teardown.js';
+import { createDiskSourceStore } from '../../src/sources/disk-source-store.js';
 
 let t: TestRuntime;
 
@@ -393,13 +396,34 @@ describe('local runtime: shutdown', () => {
       }, 20_000).unref();
     });
     const { pids, dataDir } = JSON.parse(first) as { pids: number[]; dataDir: string };
+    let cgroups: string[] = [];
     try {
       expect(pids.length).toBeGreaterThanOrEqual(9);
       expect(pids.every(running)).toBe(true);
+      cgroups = [...new Set(pids.flatMap(sandboxCgroupsOf))];
     } finally {
       child.kill('SIGKILL');
     }
     await eventually(() => pids.every((pid) => !running(pid)), 'every sandbox process to die');
-    rmSync(dataDir, { recursive: true, force: true });
+    // The kill left their cgroups behind; the next start of the same data dir removes them at once.
+    expect(cgroups.length).toBeGreaterThanOrEqual(6);
+    expect(cgroups.filter((dir) => existsSync(dir))).toEqual(cgroups);
+    const again = createLocalRuntime({
+      dataDir,
+      sourceStore: createDiskSourceStore(join(dataDir, 'sources')),
+      agentToken: 'x'.repeat(64),
+      poolSize: 0,
+      startTimeoutMs: 5_000,
+      memoryLimitMB: 256,
+      pidsLimit: 128,
+      allowPrivate: [],
+    });
+    await again.start();
+    try {
+      expect(cgroups.filter((dir) => existsSync(dir))).toEqual([]);
+    } finally {
+      await again.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });

@@ -198,3 +198,18 @@ export async function eventually(
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+/**
+ * The sandbox cgroup dirs (`…/slipway/<instance>/sb-<id>`) a host pid is in, one per hierarchy
+ * (v1 memory, pids, cpu; or the v2 one). Empty for a pid outside any sandbox cgroup.
+ */
+export function sandboxCgroupsOf(pid: number): string[] {
+  const dirs: string[] = [];
+  for (const line of readFileSync(`/proc/${pid}/cgroup`, 'utf8').split('\n')) {
+    const [, controllers = '', path = ''] = /^\d+:([^:]*):(.*)$/.exec(line) ?? [];
+    if (!/\/slipway\/[0-9a-f]+\/sb-/.test(path)) continue;
+    const mount = controllers === '' ? '/sys/fs/cgroup/unified' : `/sys/fs/cgroup/${controllers}`;
+    dirs.push(`${existsSync(mount) ? mount : '/sys/fs/cgroup'}${path}`);
+  }
+  return dirs;
+}

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,6 +22,7 @@ import {
   type TestRuntime,
 } from './support.js';
 import { createLocalRuntime } from '../../src/runtime/local/local-runtime.js';
+import { runtimeRoot } from '../../src/runtime/local/runtime-dir.js';
 import { running } from '../../src/runtime/local/teardown.js';
 import { createDiskSourceStore } from '../../src/sources/disk-source-store.js';
 
@@ -378,52 +380,63 @@ describe('local runtime: shutdown', () => {
     await own.close();
   });
 
-  it('leaves no orphan when the control plane itself is killed (--die-with-parent)', async () => {
-    const fixture = fileURLToPath(new URL('./fixtures/hold-runtime.ts', import.meta.url));
-    const child = spawn(process.execPath, ['--import', 'tsx', fixture], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    const first = await new Promise<string>((resolve, reject) => {
-      let out = '';
-      child.stdout.on('data', (d: Buffer) => {
-        out += d.toString();
-        if (out.includes('\n')) resolve(out.slice(0, out.indexOf('\n')));
+  it.each([
+    ['the same data dir', (dataDir: string) => dataDir],
+    ['another data dir', () => mkdtempSync(join(tmpdir(), 'slipway-rt-next-'))],
+  ])(
+    'leaves no orphan when the control plane is killed; starting %s removes its leftovers',
+    async (_, nextDir) => {
+      const fixture = fileURLToPath(new URL('./fixtures/hold-runtime.ts', import.meta.url));
+      const child = spawn(process.execPath, ['--import', 'tsx', fixture], {
+        stdio: ['ignore', 'pipe', 'inherit'],
       });
-      child.on('exit', (code) => reject(new Error(`fixture exited with ${code}`)));
-      setTimeout(() => {
+      const first = await new Promise<string>((resolve, reject) => {
+        let out = '';
+        child.stdout.on('data', (d: Buffer) => {
+          out += d.toString();
+          if (out.includes('\n')) resolve(out.slice(0, out.indexOf('\n')));
+        });
+        child.on('exit', (code) => reject(new Error(`fixture exited with ${code}`)));
+        setTimeout(() => {
+          child.kill('SIGKILL');
+          reject(new Error('fixture did not report within 20 s'));
+        }, 20_000).unref();
+      });
+      const { pids, dataDir } = JSON.parse(first) as { pids: number[]; dataDir: string };
+      let cgroups: string[] = [];
+      try {
+        expect(pids.length).toBeGreaterThanOrEqual(9);
+        expect(pids.every(running)).toBe(true);
+        cgroups = [...new Set(pids.flatMap(sandboxCgroupsOf))];
+      } finally {
         child.kill('SIGKILL');
-        reject(new Error('fixture did not report within 20 s'));
-      }, 20_000).unref();
-    });
-    const { pids, dataDir } = JSON.parse(first) as { pids: number[]; dataDir: string };
-    let cgroups: string[] = [];
-    try {
-      expect(pids.length).toBeGreaterThanOrEqual(9);
-      expect(pids.every(running)).toBe(true);
-      cgroups = [...new Set(pids.flatMap(sandboxCgroupsOf))];
-    } finally {
-      child.kill('SIGKILL');
-    }
-    await eventually(() => pids.every((pid) => !running(pid)), 'every sandbox process to die');
-    // The kill left their cgroups behind; the next start of the same data dir removes them at once.
-    expect(cgroups.length).toBeGreaterThanOrEqual(6);
-    expect(cgroups.filter((dir) => existsSync(dir))).toEqual(cgroups);
-    const again = createLocalRuntime({
-      dataDir,
-      sourceStore: createDiskSourceStore(join(dataDir, 'sources')),
-      agentToken: 'x'.repeat(64),
-      poolSize: 0,
-      startTimeoutMs: 5_000,
-      memoryLimitMB: 256,
-      pidsLimit: 128,
-      allowPrivate: [],
-    });
-    await again.start();
-    try {
-      expect(cgroups.filter((dir) => existsSync(dir))).toEqual([]);
-    } finally {
-      await again.stop();
-      rmSync(dataDir, { recursive: true, force: true });
-    }
-  });
+      }
+      await eventually(() => pids.every((pid) => !running(pid)), 'every sandbox process to die');
+      // The kill left their cgroups and its runtime dir behind; the next start removes them at once.
+      const runtimeDir = runtimeRoot(dataDir, undefined);
+      expect(existsSync(runtimeDir)).toBe(true);
+      expect(cgroups.length).toBeGreaterThanOrEqual(6);
+      expect(cgroups.filter((dir) => existsSync(dir))).toEqual(cgroups);
+      const next = nextDir(dataDir);
+      const again = createLocalRuntime({
+        dataDir: next,
+        sourceStore: createDiskSourceStore(join(next, 'sources')),
+        agentToken: 'x'.repeat(64),
+        poolSize: 0,
+        startTimeoutMs: 5_000,
+        memoryLimitMB: 256,
+        pidsLimit: 128,
+        allowPrivate: [],
+      });
+      await again.start();
+      try {
+        expect(cgroups.filter((dir) => existsSync(dir))).toEqual([]);
+        if (next !== dataDir) expect(existsSync(runtimeDir)).toBe(false);
+      } finally {
+        await again.stop();
+        rmSync(dataDir, { recursive: true, force: true });
+        rmSync(next, { recursive: true, force: true });
+      }
+    },
+  );
 });

@@ -7,7 +7,7 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 /** Per-sandbox memory, pid and CPU limits through cgroups, where this host lets us set them. */
 export interface CgroupSupport {
@@ -18,6 +18,8 @@ export interface CgroupSupport {
   create(name: string): Cgroup | undefined;
   /** Removes this instance's (by then empty) cgroup folders. */
   dispose(): void;
+  /** Removes what another instance, now dead, left: its sandboxes' cgroups and its folders. */
+  removeInstance(instance: string): void;
 }
 
 export interface Cgroup {
@@ -114,21 +116,27 @@ export function detectCgroups(
   } catch (err) {
     return notEnforced(err instanceof Error ? err.message : String(err));
   }
-  sweepStale(hierarchies, log);
+  sweepStale(
+    hierarchies.map((h) => h.base),
+    log,
+  );
   const mb = Math.round(limits.memoryBytes / (1024 * 1024));
   const cpuText = cpu ? `, ${limits.cpu} CPU` : ' (CPU not limited: no cpu controller)';
   return {
     enforced: true,
     detail: `${flavour}: ${mb} MB memory and ${limits.pids} pids per sandbox${cpuText} (${hierarchies.map((h) => h.base).join(', ')})`,
     create: (name) => createIn(hierarchies, name),
-    dispose: () => {
-      for (const { base } of hierarchies) {
-        try {
-          rmdirSync(base);
-        } catch (err) {
-          log('instance cgroup not removed', { dir: base, error: String(err) });
-        }
-      }
+    dispose: () =>
+      removeBases(
+        hierarchies.map((h) => h.base),
+        log,
+      ),
+    removeInstance: (other) => {
+      const bases = hierarchies
+        .map((h) => join(dirname(h.base), other))
+        .filter((base) => existsSync(base));
+      sweepStale(bases, log);
+      removeBases(bases, log);
     },
   };
 }
@@ -139,6 +147,7 @@ function notEnforced(why: string): CgroupSupport {
     detail: `memory, pid and CPU limits are not enforced: ${why}`,
     create: () => undefined,
     dispose: () => undefined,
+    removeInstance: () => undefined,
   };
 }
 
@@ -179,8 +188,8 @@ function probe(hierarchies: Hierarchy[]): void {
  * Sandbox cgroups a previous run of this instance left (its sandboxes died with it): the folder
  * is this instance's alone, so everything in it is stale now. A straggler still inside is killed.
  */
-function sweepStale(hierarchies: Hierarchy[], log: (msg: string, extra?: object) => void): void {
-  for (const { base } of hierarchies) {
+function sweepStale(bases: string[], log: (msg: string, extra?: object) => void): void {
+  for (const base of bases) {
     for (const name of readdirSync(base)) {
       const dir = join(base, name);
       if (!name.startsWith('sb-') || !statSync(dir).isDirectory()) continue;
@@ -190,6 +199,16 @@ function sweepStale(hierarchies: Hierarchy[], log: (msg: string, extra?: object)
       } catch (err) {
         log('stale sandbox cgroup not removed', { dir, error: String(err) });
       }
+    }
+  }
+}
+
+function removeBases(bases: string[], log: (msg: string, extra?: object) => void): void {
+  for (const base of bases) {
+    try {
+      rmdirSync(base);
+    } catch (err) {
+      log('instance cgroup not removed', { dir: base, error: String(err) });
     }
   }
 }

@@ -6,7 +6,15 @@ import { RuntimeError } from '../runtime.js';
 import { bundleAgent } from './agent-bundle.js';
 import { detectCgroups, type CgroupLimits, type CgroupSupport } from './cgroups.js';
 import { readHostEnv, writeEtcFiles, type HostEnv } from './host-env.js';
-import { checkReachable, instanceId, isRoot, makePrivateDir, runtimeRoot } from './runtime-dir.js';
+import {
+  checkReachable,
+  claimRuntimeDir,
+  deadSiblings,
+  instanceId,
+  isRoot,
+  makePrivateDir,
+  runtimeRoot,
+} from './runtime-dir.js';
 import { SandboxUsers, type UidRange } from './sandbox-users.js';
 import { seccompProgram } from './seccomp.js';
 import { warmupTarball } from './warmup-source.js';
@@ -34,7 +42,7 @@ export interface HostOptions {
 
 /**
  * Checks bwrap, lays out this instance's runtime dir, bundles the agent, builds the seccomp
- * filter and decides which limits hold. Sandboxes never run as host uid 0: as root each gets a uid
+ * filter and decides which limits hold; removes what killed instances left. Sandboxes never run as host uid 0: as root each gets a uid
  * of its own, and a host where they could not reach what they bind refuses to start.
  * Leftovers of a previous run are removed: their sandboxes died with it (--die-with-parent).
  */
@@ -72,8 +80,15 @@ export async function prepareHost(
   await bundleAgent(dirs.agent);
   const hostname = 'slipway';
   writeEtcFiles(dirs.etc, hostname);
+  claimRuntimeDir(dirs.runtime);
   const id = instanceId(opts.dataDir);
   const cgroups = detectCgroups(opts.limits, id, log);
+  // Instances of other data dirs that were killed: their sandboxes died with them, the rest is ours.
+  for (const dead of deadSiblings(dirs.runtime)) {
+    cgroups.removeInstance(dead);
+    await rm(join(dirs.runtime, '..', dead), { recursive: true, force: true });
+    log('removed what a killed instance left', { instance: dead });
+  }
   const users = new SandboxUsers(root ? opts.uids : undefined, parseInt(id.slice(0, 8), 16));
   return {
     env,

@@ -1,7 +1,16 @@
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, realpathSync, statSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { RuntimeError } from '../runtime.js';
 
 /**
@@ -57,4 +66,46 @@ export function checkReachable(path: string, what: string): void {
 
 export function isRoot(): boolean {
   return process.getuid?.() === 0;
+}
+
+const OWNER_FILE = 'owner';
+/** A sibling dir with no owner file yet may be another instance starting up right now. */
+const UNOWNED_GRACE_MS = 60_000;
+
+/** Writes who owns the dir (pid and its start time, so a reused pid is not taken for us). */
+export function claimRuntimeDir(dir: string): void {
+  writeFileSync(join(dir, OWNER_FILE), `${process.pid} ${startTime(process.pid)}\n`, {
+    mode: 0o600,
+  });
+}
+
+/**
+ * The sibling runtime dirs (other data dirs' instances) whose owner is gone: killed without the
+ * chance to clean up. Their ids name their cgroup folders too.
+ */
+export function deadSiblings(dir: string): string[] {
+  const parent = dirname(dir);
+  return readdirSync(parent).filter((id) => {
+    if (id === basename(dir) || !/^[0-9a-f]{12}$/.test(id)) return false;
+    let owner: string;
+    try {
+      owner = readFileSync(join(parent, id, OWNER_FILE), 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      return Date.now() - statSync(join(parent, id)).mtimeMs > UNOWNED_GRACE_MS;
+    }
+    const [pid, started] = owner.trim().split(' ');
+    return startTime(Number(pid)) !== started;
+  });
+}
+
+/** Field 22 of /proc/<pid>/stat (clock ticks since boot), or '' when the pid does not run. */
+function startTime(pid: number): string {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? '';
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return '';
+    throw err;
+  }
 }

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
 import { forbidden } from '../errors.js';
 
 /**
@@ -25,8 +26,7 @@ export function hostGuardPlugin(opts: { extraHosts: string[] }) {
     });
   }
   // Not encapsulated: the hook guards every route.
-  Object.defineProperty(plugin, Symbol.for('skip-override'), { value: true });
-  return plugin;
+  return fp(plugin, { name: 'slipway-host-guard' });
 }
 
 /** `localhost`, `127.0.0.1`, `[::1]` and `*.localhost` (RFC 6761: always loopback). */

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
 import type { IncomingMessage } from 'node:http';
 import { PassThrough } from 'node:stream';
 
@@ -32,8 +33,7 @@ export function oversizePlugin(opts: { maxDrainBytes: number }) {
     });
   }
   // Not encapsulated: the hook must see every route's 413, the body parser's included.
-  Object.defineProperty(plugin, Symbol.for('skip-override'), { value: true });
-  return plugin;
+  return fp(plugin, { name: 'slipway-oversize' });
 }
 
 /** Reads and discards what is left of `req`; `done(true)` once it ended, `done(false)` past a bound. */

@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEgressResolver } from '../../src/runtime/local/egress-dns.js';
 import { createEgressGate } from '../../src/runtime/local/egress-gate.js';
+import { connectStatus } from '../support/general-lane-apps.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'slipway-dns-'));
 let upstream: http.Server;
@@ -85,21 +86,6 @@ function saturatePool(): { pending: () => number; done: Promise<void> } {
     });
   }
   return { pending: () => left, done };
-}
-
-function connectStatus(path: string, target: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(path);
-    let got = '';
-    socket.on('data', (c: Buffer) => {
-      got += c.toString();
-      if (!got.includes('\r\n')) return;
-      socket.destroy();
-      resolve(got.split('\r\n')[0] ?? '');
-    });
-    socket.on('error', reject);
-    socket.write(`CONNECT ${target} HTTP/1.1\r\n\r\n`);
-  });
 }
 
 async function listening(server: net.Server): Promise<string> {

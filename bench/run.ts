@@ -7,6 +7,7 @@ import { join, resolve } from 'node:path';
 import { fetchApp } from '../test/support/deploy.js';
 import { tarGzDir } from '../test/support/tarball.js';
 import { loadTest } from './load.js';
+import { runtimeRoot } from '../src/runtime/local/runtime-dir.js';
 import { bareStart, childrenOf, commandOf, stop, treePss, treeRss } from './processes.js';
 import { measureRollback } from './rollback.js';
 import { api, BENCH_KEY, deployTo, startSlipwayProcess, type SlipwayProcess } from './slipway.js';
@@ -283,7 +284,7 @@ async function densityRow(s: SlipwayProcess, source: Buffer): Promise<void> {
 
 /** The app socket of the sandbox serving `host`: the one whose app answers like the routed URL. */
 async function appSocketOf(s: SlipwayProcess, host: string): Promise<string> {
-  const dir = join(s.dataDir, 'sandboxes');
+  const dir = join(runtimeRoot(s.dataDir, undefined), 'sandboxes');
   for (const id of readdirSync(dir)) {
     const socketPath = join(dir, id, 'app.sock');
     const answer = await probe(socketPath);

@@ -132,6 +132,17 @@ export function createMemoryStore(): Store {
       const v = db().versions.get(appId)?.get(version);
       return v && copyVersion(v);
     },
+    setVersionOutcome(appId, version, outcome) {
+      const byNumber = db().versions.get(appId);
+      const stored = byNumber?.get(version);
+      if (!byNumber || !stored) return false;
+      const next: VersionRecord = { ...stored, ...outcome };
+      // An outcome without a reason clears the one a former outcome left, as the SQL update does.
+      if (outcome.reason === undefined) delete next.reason;
+      if (outcome.message === undefined) delete next.message;
+      byNumber.set(version, copyVersion(next));
+      return true;
+    },
     pruneVersions(appId, keep) {
       const byNumber = db().versions.get(appId);
       if (byNumber === undefined) return [];

@@ -112,6 +112,31 @@ export const migrations: readonly Migration[] = [
       ) STRICT;
     `,
   },
+  {
+    description: 'releases: metadata and outcome per version, live version and last deploy per app',
+    sql: `
+      ALTER TABLE versions ADD COLUMN env TEXT;
+      ALTER TABLE versions ADD COLUMN allowed_hosts TEXT;
+      ALTER TABLE versions ADD COLUMN ttl TEXT;
+      ALTER TABLE versions ADD COLUMN outcome TEXT;
+      ALTER TABLE versions ADD COLUMN reason TEXT;
+      ALTER TABLE versions ADD COLUMN message TEXT;
+      ALTER TABLE apps ADD COLUMN live_version INTEGER;
+      ALTER TABLE apps ADD COLUMN last_deploy TEXT;
+
+      -- Older versions never kept their metadata: the app's current metadata is the best we know.
+      UPDATE versions SET
+        env = (SELECT env FROM apps WHERE apps.id = versions.app_id),
+        allowed_hosts = (SELECT allowed_hosts FROM apps WHERE apps.id = versions.app_id),
+        ttl = (SELECT ttl FROM apps WHERE apps.id = versions.app_id);
+      -- Only the current version's outcome can be told from its app's phase; older ones stay unknown.
+      UPDATE versions SET outcome = (
+        SELECT CASE apps.phase WHEN 'Failed' THEN 'Failed'
+          WHEN 'Ready' THEN 'Ready' WHEN 'Suspended' THEN 'Ready' ELSE NULL END
+        FROM apps WHERE apps.id = versions.app_id AND apps.current_version = versions.version);
+      UPDATE apps SET live_version = current_version WHERE phase IN ('Ready', 'Suspended');
+    `,
+  },
 ];
 
 /**

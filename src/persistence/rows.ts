@@ -2,8 +2,10 @@ import type {
   AppRecord,
   AuditAction,
   AuditEvent,
+  DeployRecord,
   DepartmentRecord,
   EnvItem,
+  Outcome,
   Phase,
   Role,
   ShareLinkRecord,
@@ -36,6 +38,8 @@ export interface AppRow {
   current_version: number;
   created_at: string;
   last_deployed_at: string;
+  live_version: number | null;
+  last_deploy: string | null;
   snapshot: string | null;
 }
 
@@ -49,6 +53,12 @@ export interface VersionRow {
   source_hash: string;
   source_key: string;
   rolled_back_from: number | null;
+  env: string | null;
+  allowed_hosts: string | null;
+  ttl: string | null;
+  outcome: string | null;
+  reason: string | null;
+  message: string | null;
 }
 
 export interface UserRow {
@@ -99,7 +109,7 @@ export function appFromRow(row: AppRow): AppRecord {
     message: row.message,
     lane: row.lane,
     template: row.template,
-    env: JSON.parse(row.env) as EnvItem[],
+    env: envFromJson(row.env),
     allowedHosts: JSON.parse(row.allowed_hosts) as string[],
     ttl: row.ttl,
     currentVersion: row.current_version,
@@ -109,6 +119,8 @@ export function appFromRow(row: AppRow): AppRecord {
   opt(app, 'department', row.department);
   opt(app, 'url', row.url);
   opt(app, 'entrypoint', row.entrypoint);
+  opt(app, 'liveVersion', row.live_version);
+  if (row.last_deploy !== null) app.lastDeploy = deployFromJson(row.last_deploy);
   opt(app, 'snapshot', row.snapshot);
   return app;
 }
@@ -126,12 +138,14 @@ export function appToRow(app: AppRecord): AppRow {
     lane: app.lane,
     template: app.template,
     entrypoint: app.entrypoint ?? null,
-    env: JSON.stringify(app.env.map((e) => ({ name: e.name, value: e.value }))),
+    env: envToJson(app.env),
     allowed_hosts: JSON.stringify(app.allowedHosts),
     ttl: app.ttl,
     current_version: app.currentVersion,
     created_at: app.createdAt,
     last_deployed_at: app.lastDeployedAt,
+    live_version: app.liveVersion ?? null,
+    last_deploy: app.lastDeploy ? JSON.stringify(deployToJson(app.lastDeploy)) : null,
     snapshot: app.snapshot ?? null,
   };
 }
@@ -148,6 +162,13 @@ export function versionFromRow(row: VersionRow): VersionRecord {
   };
   opt(v, 'entrypoint', row.entrypoint);
   opt(v, 'rolledBackFrom', row.rolled_back_from);
+  if (row.env !== null) v.env = envFromJson(row.env);
+  if (row.allowed_hosts !== null) v.allowedHosts = JSON.parse(row.allowed_hosts) as string[];
+  opt(v, 'ttl', row.ttl);
+  // Only setVersionOutcome and addVersion write this column, always from a typed record.
+  opt(v, 'outcome', row.outcome as Outcome | null);
+  opt(v, 'reason', row.reason);
+  opt(v, 'message', row.message);
   return v;
 }
 
@@ -162,8 +183,28 @@ export function versionToRow(v: VersionRecord): VersionRow {
     source_hash: v.sourceHash,
     source_key: v.sourceKey,
     rolled_back_from: v.rolledBackFrom ?? null,
+    env: v.env ? envToJson(v.env) : null,
+    allowed_hosts: v.allowedHosts ? JSON.stringify(v.allowedHosts) : null,
+    ttl: v.ttl ?? null,
+    outcome: v.outcome ?? null,
+    reason: v.reason ?? null,
+    message: v.message ?? null,
   };
 }
+
+const envToJson = (env: EnvItem[]): string =>
+  JSON.stringify(env.map((e) => ({ name: e.name, value: e.value })));
+const envFromJson = (text: string): EnvItem[] => JSON.parse(text) as EnvItem[];
+
+/** A fixed key order, so equal records store equal text. */
+function deployToJson(d: DeployRecord): DeployRecord {
+  const out: DeployRecord = { version: d.version, outcome: d.outcome };
+  if (d.reason !== undefined) out.reason = d.reason;
+  if (d.message !== undefined) out.message = d.message;
+  return out;
+}
+const deployFromJson = (text: string): DeployRecord =>
+  deployToJson(JSON.parse(text) as DeployRecord);
 
 export function userFromRow(row: UserRow): UserRecord {
   const u: UserRecord = {

@@ -18,9 +18,11 @@ interface AuditFilter {
 
 const APP_COLS =
   'id, name, owner_id, department, phase, reason, message, url, lane, template, entrypoint, ' +
-  'env, allowed_hosts, ttl, current_version, created_at, last_deployed_at, snapshot';
+  'env, allowed_hosts, ttl, current_version, created_at, last_deployed_at, live_version, ' +
+  'last_deploy, snapshot';
 const VERSION_COLS =
-  'app_id, version, timestamp, template, lane, entrypoint, source_hash, source_key, rolled_back_from';
+  'app_id, version, timestamp, template, lane, entrypoint, source_hash, source_key, ' +
+  'rolled_back_from, env, allowed_hosts, ttl, outcome, reason, message';
 const USER_COLS = 'id, name, email, role, status, department, api_key_hash, created_at, updated_at';
 const DEPARTMENT_COLS = 'id, name, description, created_at';
 const LINK_COLS =
@@ -73,6 +75,16 @@ export function prepareStatements(db: Database) {
     ),
     getVersion: s<[string, number], VersionRow>(
       `SELECT ${VERSION_COLS} FROM versions WHERE app_id = ? AND version = ?`,
+    ),
+    setVersionOutcome: s<{
+      app_id: string;
+      version: number;
+      outcome: string;
+      reason: string | null;
+      message: string | null;
+    }>(
+      'UPDATE versions SET outcome = @outcome, reason = @reason, message = @message ' +
+        'WHERE app_id = @app_id AND version = @version',
     ),
     deleteVersion: s<[string, number]>('DELETE FROM versions WHERE app_id = ? AND version = ?'),
     deleteVersionsOf: s<[string]>('DELETE FROM versions WHERE app_id = ?'),

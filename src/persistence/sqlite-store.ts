@@ -106,6 +106,16 @@ export function openSqliteStore(path: string): Store {
       const row = st.getVersion.get(appId, version);
       return row && versionFromRow(row);
     },
+    setVersionOutcome(appId, version, { outcome, reason, message }) {
+      const row = {
+        app_id: appId,
+        version,
+        outcome,
+        reason: reason ?? null,
+        message: message ?? null,
+      };
+      return st.setVersionOutcome.run(row).changes > 0;
+    },
     pruneVersions(appId, keep) {
       return inTx(() => {
         const pruned = st.versionsBeyond.all(appId, Math.max(0, Math.floor(keep)));

@@ -22,6 +22,8 @@ export interface Store {
   /** Newest first. */
   listVersions(appId: string): VersionRecord[];
   getVersion(appId: string, version: number): VersionRecord | undefined;
+  /** Records how a version's deploy ended; false when no such version is stored. */
+  setVersionOutcome(appId: string, version: number, outcome: VersionOutcome): boolean;
   /** Keeps the newest `keep` versions of the app; returns the pruned ones (for blob deletion). */
   pruneVersions(appId: string, keep: number): VersionRecord[];
 
@@ -80,8 +82,25 @@ export interface AppRecord {
   currentVersion: number;
   createdAt: string;
   lastDeployedAt: string;
+  /** The version the app serves, or wakes to; absent when nothing can serve. Machine-owned. */
+  liveVersion?: number;
+  /** How the newest deploy or rollback went. Machine-owned. */
+  lastDeploy?: DeployRecord;
   /** Persisted app-machine snapshot (JSON), owned by src/actors. */
   snapshot?: string;
+}
+
+/** `Pending` while the version deploys, `Ready` once it served, `Failed` with why. */
+export type Outcome = 'Pending' | 'Ready' | 'Failed';
+
+export interface VersionOutcome {
+  outcome: Outcome;
+  reason?: string;
+  message?: string;
+}
+
+export interface DeployRecord extends VersionOutcome {
+  version: number;
 }
 
 export interface ListAppsQuery {
@@ -103,6 +122,17 @@ export interface VersionRecord {
   /** Blob key `<app_id>.v<version>.<32 hex>`, minted once and never re-derived. */
   sourceKey: string;
   rolledBackFrom?: number;
+  /**
+   * The release's own metadata: a rollback restores it. Absent only on versions stored before
+   * releases kept it (memory stores of older builds); their app's current metadata stands in.
+   */
+  env?: EnvItem[];
+  allowedHosts?: string[];
+  ttl?: string;
+  /** Absent on versions deployed before outcomes were recorded (except the one a migration saw). */
+  outcome?: Outcome;
+  reason?: string;
+  message?: string;
 }
 
 export interface UserRecord {

@@ -93,6 +93,32 @@ export function recordCases(store: () => Store): void {
     expect(() => s.addVersion(version('web', 2))).toThrow(/UNIQUE/);
   });
 
+  it('keeps a release: its metadata, and the outcome recorded later', () => {
+    const s = store();
+    s.putApp(app('web', { liveVersion: 1, lastDeploy: { version: 2, outcome: 'Pending' } }));
+    expect(s.getApp('web')).toMatchObject({
+      liveVersion: 1,
+      lastDeploy: { version: 2, outcome: 'Pending' },
+    });
+    const release = version('web', 2, {
+      env: [{ name: 'COLOR', value: 'blue' }],
+      allowedHosts: ['api.example.com'],
+      ttl: '5m',
+      outcome: 'Pending',
+    });
+    s.addVersion(release);
+    expect(s.getVersion('web', 2)).toEqual(release);
+    const failed = { outcome: 'Failed', reason: 'AppExited', message: 'code 1' } as const;
+    expect(s.setVersionOutcome('web', 2, failed)).toBe(true);
+    expect(s.getVersion('web', 2)).toEqual({ ...release, ...failed });
+    // A later outcome without a reason leaves none behind.
+    expect(s.setVersionOutcome('web', 2, { outcome: 'Ready' })).toBe(true);
+    expect(s.getVersion('web', 2)).toEqual({ ...release, outcome: 'Ready' });
+    expect(s.setVersionOutcome('web', 9, failed)).toBe(false);
+    expect(s.setVersionOutcome('ghost', 1, failed)).toBe(false);
+    expect(s.getVersion('web', 9)).toBeUndefined();
+  });
+
   it('refuses a version or link of an app that does not exist', () => {
     const s = store();
     expect(() => s.addVersion(version('ghost', 1))).toThrow(/FOREIGN KEY/);

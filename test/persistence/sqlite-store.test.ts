@@ -1,5 +1,5 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { migrate, migrations } from '../../src/persistence/migrations.js';
@@ -99,6 +99,40 @@ describe('sqlite store on a real file', () => {
       expect(check.pragma('user_version', { simple: true })).toBe(migrations.length + 1);
     } finally {
       check.close();
+    }
+  });
+
+  it("migrates a database of the first schema: old versions take their app's metadata", () => {
+    mkdirSync(dirname(file), { recursive: true });
+    const db = raw();
+    migrate(db, file, migrations.slice(0, 1));
+    const appCols =
+      "('web', 'web', 'alice', 'Ready', 'Running', '', 'fast', 'node', " +
+      `'[{"name":"COLOR","value":"red"}]', '["a.example.com"]', '5m', 2, 't', 't')`;
+    db.exec(
+      'INSERT INTO apps (id, name, owner_id, phase, reason, message, lane, template, env, ' +
+        `allowed_hosts, ttl, current_version, created_at, last_deployed_at) VALUES ${appCols}`,
+    );
+    for (const n of [1, 2]) {
+      db.prepare(
+        'INSERT INTO versions (app_id, version, timestamp, template, lane, source_hash, source_key) ' +
+          "VALUES ('web', ?, 't', 'node', 'fast', 'sha256:x', ?)",
+      ).run(n, `web.v${n}.${'0'.repeat(32)}`);
+    }
+    db.close();
+    const store = openSqliteStore(file);
+    try {
+      const metadata = {
+        env: [{ name: 'COLOR', value: 'red' }],
+        allowedHosts: ['a.example.com'],
+        ttl: '5m',
+      };
+      expect(store.getVersion('web', 2)).toMatchObject({ ...metadata, outcome: 'Ready' });
+      expect(store.getVersion('web', 1)).toMatchObject(metadata);
+      expect(store.getVersion('web', 1)).not.toHaveProperty('outcome');
+      expect(store.getApp('web')?.liveVersion).toBe(2);
+    } finally {
+      store.close();
     }
   });
 

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { segments } from '../sources/paths.js';
+import { BUILD_ROOTS } from '../sources/templates.js';
 import { errorText, warn } from './diag.js';
 import { APP_DIR, type Template } from './protocol.js';
 import { BadSourceError } from './unpack.js';
@@ -11,17 +12,25 @@ const DEFAULTS: Record<Template, string[]> = {
   static: [],
 };
 
+/** How node resolves a main without its extension (`dist/server` → `dist/server.js`). */
+const NODE_EXTENSIONS = ['', '.js', '.mjs', '.cjs', '/index.js', '/index.mjs'];
+
 /**
  * The absolute path of the entrypoint inside /app. An explicit one must stay inside the tree and
- * exist; without one, node looks at package.json `main`, then conventional names.
+ * exist (after the build, which may have written it); without one, node looks at package.json
+ * `main`, then conventional names.
  */
 export function resolveEntrypoint(template: Template, entrypoint: string | undefined): string {
   if (entrypoint !== undefined && entrypoint !== '') {
     const path = inside(entrypoint);
-    if (!existsSync(path)) {
-      throw new BadSourceError(`entrypoint ${JSON.stringify(entrypoint)} is not in the source`);
+    const tries = template === 'node' ? NODE_EXTENSIONS.map((ext) => path + ext) : [path];
+    const found = tries.find((p) => existsSync(p) && statSync(p).isFile());
+    if (!found) {
+      throw new BadSourceError(
+        `entrypoint ${JSON.stringify(entrypoint)} is not in the source${builtNote()}`,
+      );
     }
-    return path;
+    return found;
   }
   const candidates = [...(template === 'node' ? packageMain() : []), ...DEFAULTS[template]];
   for (const candidate of candidates) {
@@ -33,9 +42,24 @@ export function resolveEntrypoint(template: Template, entrypoint: string | undef
   );
 }
 
-/** The directory a static site is served from: the entrypoint's dir, or the entrypoint itself. */
-export function staticRoot(entrypoint: string | undefined): { root: string; index: string } {
-  if (entrypoint === undefined || entrypoint === '') return { root: APP_DIR, index: 'index.html' };
+/**
+ * The directory a static site is served from: the entrypoint's dir, or the entrypoint itself.
+ * Without one, a built site is served from its build's output; a site whose build did not run is
+ * refused, so the unbuilt source (a Vite index.html) is never what a URL serves.
+ */
+export function staticRoot(
+  entrypoint: string | undefined,
+  built: boolean,
+): { root: string; index: string } {
+  if (entrypoint === undefined || entrypoint === '') {
+    if (built) return { root: builtRoot(), index: 'index.html' };
+    if (buildScript()) {
+      throw new BadSourceError(
+        'this site has a build script that did not run: it is built on the general lane only',
+      );
+    }
+    return { root: APP_DIR, index: 'index.html' };
+  }
   const path = inside(entrypoint);
   if (existsSync(path) && statSync(path).isDirectory()) return { root: path, index: 'index.html' };
   if (!existsSync(path)) {
@@ -43,6 +67,22 @@ export function staticRoot(entrypoint: string | undefined): { root: string; inde
   }
   const slash = path.lastIndexOf('/');
   return { root: path.slice(0, slash), index: path.slice(slash + 1) };
+}
+
+function builtRoot(): string {
+  for (const dir of BUILD_ROOTS) {
+    const index = join(APP_DIR, dir, 'index.html');
+    if (existsSync(index) && statSync(index).isFile()) return join(APP_DIR, dir);
+  }
+  throw new BadSourceError(
+    `npm run build left no index.html in ${BUILD_ROOTS.map((d) => `${d}/`).join(', ')}: set ` +
+      'runtime.entrypoint to the directory the build writes, or, for a server, name it in ' +
+      'package.json "main" or a "start" script of the form "node dist/server.js"',
+  );
+}
+
+function builtNote(): string {
+  return buildScript() ? ' (nor written by npm run build)' : '';
 }
 
 function inside(relative: string): string {
@@ -55,14 +95,23 @@ function inside(relative: string): string {
 }
 
 function packageMain(): string[] {
+  const main = readPackage()?.main;
+  return typeof main === 'string' ? [main] : [];
+}
+
+function buildScript(): boolean {
+  const scripts = readPackage()?.scripts;
+  return typeof scripts === 'object' && scripts !== null && 'build' in scripts;
+}
+
+function readPackage(): { main?: unknown; scripts?: unknown } | undefined {
   const path = join(APP_DIR, 'package.json');
-  if (!existsSync(path)) return [];
+  if (!existsSync(path)) return undefined;
   try {
-    const pkg = JSON.parse(readFileSync(path, 'utf8')) as { main?: unknown };
-    return typeof pkg.main === 'string' ? [pkg.main] : [];
+    return JSON.parse(readFileSync(path, 'utf8')) as { main?: unknown; scripts?: unknown };
   } catch (err) {
     // A broken package.json is the app's own business: fall back to the conventional names.
-    warn('package.json is not valid JSON; ignoring its main', { error: errorText(err) });
-    return [];
+    warn('package.json is not valid JSON; ignoring it', { error: errorText(err) });
+    return undefined;
   }
 }

@@ -10,15 +10,18 @@ import {
   APP_DIR,
   APP_PORT,
   PIP_TARGET,
+  PROXY_PORT,
   type ExitReport,
   type InjectRequest,
   type InjectResponse,
   type Template,
 } from './protocol.js';
 import type { PythonApp } from './python-app.js';
+import { pythonServer } from './python-server.js';
 import { createStaticServer } from './static-server.js';
 import { BadSourceError, pullAndUnpack } from './unpack.js';
-import { waitForPort } from './wait-port.js';
+import { IDLE_MS, waitForApp } from './wait-port.js';
+import { ring } from './log-ring.js';
 
 export type Phase =
   'idle' | 'installing' | 'installed' | 'starting' | 'running' | 'failed' | 'exited';
@@ -33,6 +36,10 @@ export interface InjectContext {
   pythonBin?: string;
   /** The source key the general lane's install unpacked into /app. */
   installed?: string;
+  /** The install ran the project's build: a static site is served from its output. */
+  built?: boolean;
+  /** Where the app accepts connections: $PORT, or the one other port it chose. */
+  address?: { host: string; port: number };
   setAppHandler(handler: AppHandler): void;
 }
 
@@ -78,7 +85,7 @@ export async function runInject(
 
   if (ctx.template === 'static') {
     try {
-      const { root, index } = staticRoot(req.entrypoint);
+      const { root, index } = staticRoot(req.entrypoint, installed && ctx.built === true);
       const server = createStaticServer(root, index);
       ctx.setAppHandler((conn) => server.emit('connection', conn));
     } catch (err) {
@@ -106,11 +113,23 @@ export async function runInject(
     const paths = pythonPaths(ctx.python.version);
     if (paths.length > 0)
       env.PYTHONPATH = [...paths, env.PYTHONPATH ?? ''].filter(Boolean).join(':');
-    ctx.python.start(entry, env, paths);
+    const server = pythonServer(entry, paths);
+    if (server) process.stderr.write(`[slipway] ${server.note}\n`);
+    ctx.python.start(entry, env, paths, server);
   }
-  const outcome = await waitForPort(APP_PORT, deadline, gone);
+  const outcome = await waitForApp(APP_PORT, deadline, gone, {
+    ignore: [PROXY_PORT],
+    output: () => ring.written,
+  });
   if (outcome.kind === 'ready') {
-    ctx.setAppHandler(tcpBridge(outcome.host, APP_PORT));
+    if (outcome.port !== APP_PORT) {
+      // The user's log must say why the app answers although it ignored $PORT.
+      process.stderr.write(
+        `[slipway] the app listens on port ${outcome.port}, not on $PORT (${APP_PORT}): routing to ${outcome.port}\n`,
+      );
+    }
+    ctx.address = { host: outcome.host, port: outcome.port };
+    ctx.setAppHandler(tcpBridge(outcome.host, outcome.port));
     ctx.phase = 'running';
     return { status: 200, body: { ok: true, ms: ms() } };
   }
@@ -118,9 +137,20 @@ export async function runInject(
     ctx.phase = 'exited';
     return { status: 422, body: { ok: false, exit: await gone } };
   }
+  if (outcome.kind === 'idle') {
+    return fail(
+      504,
+      `the app is not listening on $PORT (${APP_PORT}), nor on any other TCP port, and has ` +
+        `printed nothing and used no CPU for ${IDLE_MS / 1000} s: listen on the port in $PORT`,
+    );
+  }
+  const also =
+    outcome.ports.length > 0
+      ? `; it listens on ${outcome.ports.join(', ')}, and Slipway routes to another port only when it is the only one`
+      : '';
   return fail(
     504,
-    `the app did not accept connections on port ${APP_PORT} (PORT) within ${req.startTimeoutMs} ms`,
+    `the app did not accept connections on $PORT (${APP_PORT}) within ${req.startTimeoutMs} ms${also}`,
   );
 }
 

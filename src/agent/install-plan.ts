@@ -13,15 +13,23 @@ import {
 } from './protocol.js';
 import { BadSourceError } from './unpack.js';
 
+/** The step that turns the source into what runs; the inject then looks in the built tree. */
+export const BUILD_COMMAND = 'npm run build';
+
 /** npm's cache: on the sandbox's tmpfs (memory), so it is removed once the install is done. */
 export const NPM_CACHE = '/tmp/.npm';
 
 /**
  * The install steps for what is in /app, following docs/classifier.md: `npm ci` with a lockfile,
  * else `npm install`; dev dependencies only when a `build` script needs them (and then kept, as
- * the build may leave code that requires them). Empty when there is nothing to install.
+ * the build may leave code that requires them), then `npm run build`. Empty when there is nothing
+ * to install; `builds` (a static site) runs npm only when there is a build.
  */
-export function nodeSteps(req: InstallRequest, npm: NpmInstall): InstallStep[] {
+export function nodeSteps(
+  req: InstallRequest,
+  npm: NpmInstall,
+  only: 'all' | 'builds' = 'all',
+): InstallStep[] {
   const manifest = join(APP_DIR, 'package.json');
   if (!existsSync(manifest)) return [];
   let scripts: unknown;
@@ -34,6 +42,8 @@ export function nodeSteps(req: InstallRequest, npm: NpmInstall): InstallStep[] {
     typeof scripts === 'object' &&
     scripts !== null &&
     typeof (scripts as Record<string, unknown>).build === 'string';
+  // A static site's package.json without a build describes tooling, not the site: nothing to do.
+  if (!build && only === 'builds') return [];
   const locked = ['package-lock.json', 'npm-shrinkwrap.json'].some((f) =>
     existsSync(join(APP_DIR, f)),
   );

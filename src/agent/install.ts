@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { errorText, info } from './diag.js';
 import type { InjectContext } from './inject.js';
-import { nodeSteps, NPM_CACHE, pythonSteps } from './install-plan.js';
+import { BUILD_COMMAND, nodeSteps, NPM_CACHE, pythonSteps } from './install-plan.js';
 import { runStep, type InstallStep } from './install-step.js';
 import type { InstallRequest, InstallResponse } from './protocol.js';
 import { killStrays } from './strays.js';
@@ -54,6 +54,7 @@ export async function runInstall(ctx: InjectContext, req: InstallRequest): Promi
   }
   ctx.phase = 'installed';
   ctx.installed = req.sourceKey;
+  ctx.built = steps.some((step) => step.command === BUILD_COMMAND);
   const ms = { pull: round(tPull - t0), install: round(performance.now() - tPull) };
   return { status: 200, body: { ok: true, ms, steps: steps.map((s) => s.command) } };
 }
@@ -69,8 +70,9 @@ function plan(ctx: InjectContext, req: InstallRequest): InstallStep[] {
     }
     return pythonSteps(req, req.pip, ctx.pythonBin);
   }
-  // Static files have nothing to install: the general lane serves them as they are.
-  return [];
+  // A static site is built when it has a build script; else it is served as it is.
+  if (!req.npm) return [];
+  return nodeSteps(req, req.npm, 'builds');
 }
 
 function round(ms: number): number {

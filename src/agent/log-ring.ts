@@ -10,9 +10,12 @@ export interface RingLine {
 export class LogRing {
   private readonly lines: RingLine[] = [];
   private readonly partial = { stdout: '', stderr: '' };
+  /** Writes ever fed in, whole lines or not: grows while the app talks. */
+  written = 0;
 
   /** Feeds raw output; complete lines are kept, a trailing partial line waits for its end. */
   write(stream: 'stdout' | 'stderr', chunk: string): void {
+    this.written += 1;
     const text = this.partial[stream] + chunk;
     const parts = text.split('\n');
     this.partial[stream] = parts.pop() ?? '';

@@ -73,7 +73,9 @@ async function main(): Promise<void> {
     }),
     health: async () => {
       if (ctx.phase !== 'running') return false;
-      return ctx.template === 'static' || accepts('127.0.0.1', APP_PORT, 1000);
+      if (ctx.template === 'static') return true;
+      const { host, port } = ctx.address ?? { host: '127.0.0.1', port: APP_PORT };
+      return accepts(host, port, 1000);
     },
     logs: (lines) => ring.last(lines),
     inject: (request, socket) => runInject(ctx, request, socket),

@@ -80,6 +80,8 @@ export interface NpmInstall extends CaBundle {
 export interface PipInstall extends CaBundle {
   /** The index URL (`--index-url`). */
   index: string;
+  /** Where the index's pages link the files, when on other hosts (PyPI: files.pythonhosted.org). */
+  files?: string[];
 }
 
 /** Where the python general lane installs to; on the app's sys.path and PYTHONPATH. */

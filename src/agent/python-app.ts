@@ -7,7 +7,8 @@ import { APP_DIR, EXIT_LINES, type ExitReport } from './protocol.js';
 /**
  * Pre-started at boot: imports what a small web app's first lines import, says `R<major.minor>` on
  * fd 3, then waits for one JSON line on stdin and runs the entrypoint as `python3 <entry>` would
- * (argv, sys.path[0], cwd, env) via runpy. Interpreter start-up is paid before the deploy, not
+ * (argv, sys.path[0], cwd, env) via runpy, or a server module (`python -m gunicorn app:app`) with
+ * the entrypoint's directory first on sys.path. Interpreter start-up is paid before the deploy, not
  * during it. PYTHONPATH was read at start-up, before the app existed: its `path` entries go into
  * sys.path where PYTHONPATH would have put them (after the script's dir), with their .pth files.
  */
@@ -36,12 +37,16 @@ os.environ.clear()
 os.environ.update(cmd['env'])
 os.chdir(cmd['cwd'])
 entry = cmd['entry']
-sys.argv = [entry]
+module = cmd.get('module')
+sys.argv = cmd['argv'] if module else [entry]
 sys.path[0] = os.path.dirname(entry)
 sys.path[1:1] = cmd['path']
 [site.addsitedir(p) for p in cmd['path']]
 del os, sys, json, null, line, cmd, site
-runpy.run_path(entry, run_name='__main__')
+if module:
+    runpy.run_module(module, run_name='__main__', alter_sys=True)
+else:
+    runpy.run_path(entry, run_name='__main__')
 `;
 
 const OUTPUT_DRAIN_MS = 200;
@@ -106,10 +111,16 @@ export class PythonApp {
   }
 
   /** `path`: directories to import from, as PYTHONPATH entries would be. */
-  start(entry: string, env: Record<string, string>, path: string[] = []): void {
+  start(
+    entry: string,
+    env: Record<string, string>,
+    path: string[] = [],
+    server?: { module: string; argv: string[] },
+  ): void {
     const stdin = this.child.stdin;
     if (!stdin) throw new Error('python has no stdin');
-    stdin.end(`${JSON.stringify({ entry, env, cwd: APP_DIR, path })}\n`);
+    const run = server ? { module: server.module, argv: server.argv } : {};
+    stdin.end(`${JSON.stringify({ entry, env, cwd: APP_DIR, path, ...run })}\n`);
   }
 
   /** Passes a stop request on: the agent's own SIGTERM would not reach its child. */

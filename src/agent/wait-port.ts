@@ -1,40 +1,65 @@
 import net from 'node:net';
+import { cpuTicks, listeners, type Listener } from './listeners.js';
 
-export type WaitOutcome = { kind: 'ready'; host: string } | { kind: 'gone' } | { kind: 'timeout' };
+export type WaitOutcome =
+  | { kind: 'ready'; host: string; port: number }
+  | { kind: 'gone' }
+  | { kind: 'idle' }
+  | { kind: 'timeout'; ports: number[] };
 
 /** Between attempts: a refused loopback connect costs microseconds, so poll tightly. */
 const INTERVAL_MS = 1;
+/** How often the socket tables and CPU counters are read. */
+const SCAN_MS = 50;
+/** A timer this late means the app's own code held our event loop: it was working. */
+const LAG_MS = 100;
+/** A lone listener on another port must stay alone this long before it is taken for the app's. */
+const OTHER_PORT_MS = 250;
+/** No listener, no output and no CPU for this long: the app waits for nothing (issue 10). */
+export const IDLE_MS = 5_000;
+
+export interface WaitOptions {
+  /** Ports of the agent's own (the egress proxy), never the app's. */
+  ignore: number[];
+  /** A count that grows with each line the app prints: output is a sign of life. */
+  output: () => number;
+}
 
 /**
- * Resolves once something accepts on the port (IPv4 loopback first, then IPv6 for apps that bound
- * `::1` only), or as soon as `gone` settles (the app exited), or at the deadline. Nothing here
- * holds the event loop open: a node app runs in this process and its own handles must decide.
+ * Resolves once the app accepts on `port` (IPv4 loopback first, then IPv6 for apps that bound
+ * `::1` only); or once it has listened on exactly one other TCP port for a moment (routed there:
+ * tutorials hard-code 3000); or as soon as `gone` settles (the app exited); or once it has been
+ * idle for IDLE_MS without listening anywhere; or at the deadline. Nothing here holds the event
+ * loop open: a node app runs in this process and its own handles must decide.
  */
-export function waitForPort(
+export function waitForApp(
   port: number,
   deadline: number,
   gone: Promise<unknown>,
+  opts: WaitOptions,
 ): Promise<WaitOutcome> {
   const hosts = ['127.0.0.1', '::1'];
   let attempt = 0;
   let settled = false;
+  let scanner: NodeJS.Timeout | undefined;
   return new Promise((resolve) => {
     const finish = (outcome: WaitOutcome) => {
       if (settled) return;
       settled = true;
+      clearInterval(scanner);
       resolve(outcome);
     };
     void gone.then(() => finish({ kind: 'gone' }));
     const tryOnce = () => {
       if (settled) return;
-      if (Date.now() > deadline) return finish({ kind: 'timeout' });
+      if (Date.now() > deadline) return finish({ kind: 'timeout', ports: others(opts, port) });
       const host = hosts[attempt % hosts.length] ?? '127.0.0.1';
       attempt += 1;
       const socket = net.connect({ host, port });
       socket.unref();
       socket.once('connect', () => {
         socket.destroy();
-        finish({ kind: 'ready', host });
+        finish({ kind: 'ready', host, port });
       });
       socket.once('error', () => {
         socket.destroy();
@@ -43,8 +68,46 @@ export function waitForPort(
         else setTimeout(tryOnce, INTERVAL_MS).unref();
       });
     };
+    const scan = watch(port, opts, finish);
+    scanner = setInterval(scan, SCAN_MS).unref();
     tryOnce();
   });
+}
+
+/** The periodic look at the sandbox: another port to route to, or an app doing nothing. */
+function watch(port: number, opts: WaitOptions, finish: (outcome: WaitOutcome) => void) {
+  let lastScan = Date.now();
+  let lastLife = lastScan;
+  let output = opts.output();
+  let cpu = cpuTicks(process.pid);
+  let lone: { listener: Listener; since: number } | undefined;
+  return () => {
+    const now = Date.now();
+    const nextCpu = cpuTicks(process.pid);
+    const worked = [...nextCpu].some(([pid, ticks]) => ticks > (cpu.get(pid) ?? -1));
+    const spoke = opts.output() !== output;
+    if (worked || spoke || now - lastScan > SCAN_MS + LAG_MS) lastLife = now;
+    [cpu, output, lastScan] = [nextCpu, opts.output(), now];
+    const open = listeners().filter((l) => !opts.ignore.includes(l.port));
+    if (open.length > 0) lastLife = now;
+    const ports = new Set(open.map((l) => l.port));
+    const [only] = open;
+    if (ports.size !== 1 || only === undefined || only.port === port) {
+      lone = undefined;
+    } else if (lone?.listener.port !== only.port) {
+      lone = { listener: only, since: now };
+    } else if (now - lone.since >= OTHER_PORT_MS) {
+      finish({ kind: 'ready', ...lone.listener });
+    }
+    if (open.length === 0 && now - lastLife >= IDLE_MS) finish({ kind: 'idle' });
+  };
+}
+
+function others(opts: WaitOptions, port: number): number[] {
+  const ports = listeners().map((l) => l.port);
+  return [...new Set(ports)]
+    .filter((p) => p !== port && !opts.ignore.includes(p))
+    .sort((a, b) => a - b);
 }
 
 /** True when something accepts on host:port within the timeout. */

@@ -2,6 +2,7 @@ import { AppError } from '../errors.js';
 import { parseDuration } from '../config/duration.js';
 import type { EnvItem } from '../persistence/store.js';
 import { parseHostEntry } from '../runtime/local/egress-hosts.js';
+import { TEMPLATES } from '../sources/classify.js';
 
 /** Deploy metadata (spec §2), validated field by field. */
 export interface DeployMetadata {
@@ -79,6 +80,10 @@ function validateRuntime(runtime: unknown): DeployMetadata['runtime'] {
     } else if (key === 'template' || key === 'entrypoint') {
       if (typeof val !== 'string' || val === '' || val.length > 256) {
         throw bad(`runtime.${key}`, 'must be a non-empty string of at most 256 characters');
+      }
+      // Refused here, not as a Failed app: a typo must not cost a deploy or count against quota.
+      if (key === 'template' && !(TEMPLATES as readonly string[]).includes(val)) {
+        throw bad('runtime.template', `must be one of ${TEMPLATES.join(', ')}`);
       }
       if (key === 'entrypoint' && (val.startsWith('/') || val.split('/').includes('..'))) {
         throw bad('runtime.entrypoint', 'must be a relative path inside the source');

@@ -54,20 +54,31 @@ export function classify(
   }
   const files = new Set(info.files);
   const detected = TEMPLATES.filter((t) => detectors[t](files));
-  const template = override.template ?? byExtension(override.entrypoint) ?? detected[0];
-  if (template === undefined) return fail('NoEntrypoint', nothingRecognised(info.files));
-  if (options.templates && !options.templates.includes(template)) {
-    return fail(
-      'TemplateUnavailable',
-      `this Slipway cannot run the ${template} template; it runs ${options.templates.join(', ')}`,
-    );
-  }
-
-  const plan = planners[template](info, override.entrypoint);
+  const asked = override.template ?? byExtension(override.entrypoint) ?? detected[0];
+  if (asked === undefined) return fail('NoEntrypoint', nothingRecognised(info.files));
+  const unavailable = (t: Template) =>
+    options.templates && !options.templates.includes(t)
+      ? fail(
+          'TemplateUnavailable',
+          `this Slipway cannot run the ${t} template; it runs ${options.templates.join(', ')}`,
+        )
+      : undefined;
+  const plan = planners[asked](info, override.entrypoint);
+  // A node project whose build makes a static site runs as static.
+  const template = plan.ok ? (plan.template ?? asked) : asked;
+  const refused = unavailable(asked) ?? unavailable(template);
+  if (refused) return refused;
   if (!plan.ok) {
     return fail('NoEntrypoint', plan.message + alternatives(info, template, override, detected));
   }
   const lane = isLane(override.lane) ? override.lane : plan.lane;
+  if (plan.built && lane === 'fast') {
+    return fail(
+      'NoEntrypoint',
+      `${plan.why.split(';')[0]}: the build makes what runs, and it runs on the general lane only; ` +
+        'leave runtime.lane out, or deploy the build output without the build script',
+    );
+  }
   if (options.lanes && !options.lanes.includes(lane)) {
     const why = override.lane ? 'runtime.lane asks for it' : plan.why;
     return fail(

@@ -15,6 +15,8 @@ export interface SourceInfo {
   files: string[];
   /** The root `package.json` when it is a regular file holding a JSON object. */
   packageJson?: Record<string, unknown>;
+  /** The root `requirements.txt` as text, when it is a regular file. */
+  requirementsTxt?: string;
   /** Sum of the regular files' sizes: what extraction writes to disk. */
   totalBytes: number;
   /** Tar entries of every kind (directories and links too; pax headers not). */
@@ -57,7 +59,11 @@ export async function inspectTarball(
   if (declaredSize(data) > maxUnpacked) await inflateCounting(data, maxUnpacked);
 
   const tree = new SourceTree(maxEntries);
-  const state = { totalBytes: 0, packageJson: undefined as Buffer | undefined };
+  const state = {
+    totalBytes: 0,
+    packageJson: undefined as Buffer | undefined,
+    requirements: undefined as Buffer | undefined,
+  };
   const extract = tar.extract();
   extract.on('entry', (header, stream, next) => {
     // When the extract fails it destroys the entry stream with the same error, which the pipeline
@@ -74,7 +80,14 @@ export async function inspectTarball(
         // A later entry replaces an earlier one, as on extraction; only a regular file is read.
         state.packageJson = undefined;
         if (kind === 'file') {
-          collect(stream, (body) => (state.packageJson = body), next);
+          collect(path, stream, (body) => (state.packageJson = body), next);
+          return;
+        }
+      }
+      if (path === 'requirements.txt') {
+        state.requirements = undefined;
+        if (kind === 'file') {
+          collect(path, stream, (body) => (state.requirements = body), next);
           return;
         }
       }
@@ -99,6 +112,7 @@ export async function inspectTarball(
     entryCount: tree.entryCount,
   };
   if (state.packageJson) info.packageJson = readPackageJson(state.packageJson);
+  if (state.requirements) info.requirementsTxt = state.requirements.toString('utf8');
   return info;
 }
 
@@ -121,23 +135,28 @@ function noteSecondary(_err: unknown): void {
   // Deliberately nothing: the pipeline rejects with this error (or an earlier one).
 }
 
-/** package.json is read into memory, so it gets a cap of its own. */
-const MAX_PACKAGE_JSON_BYTES = 1024 * 1024;
+/** package.json and requirements.txt are read into memory, so they get a cap of their own. */
+const MAX_MANIFEST_BYTES = 1024 * 1024;
 
 type EntryStream = ExtractEvents['entry'][1];
 type Next = ExtractEvents['entry'][2];
 
-function collect(stream: EntryStream, onBody: (body: Buffer) => void, next: Next): void {
+function collect(
+  name: string,
+  stream: EntryStream,
+  onBody: (body: Buffer) => void,
+  next: Next,
+): void {
   const chunks: Buffer[] = [];
   let size = 0;
   stream.on('data', (data) => {
     const chunk = data as Buffer;
     size += chunk.length;
-    if (size <= MAX_PACKAGE_JSON_BYTES) chunks.push(chunk);
+    if (size <= MAX_MANIFEST_BYTES) chunks.push(chunk);
   });
   stream.on('end', () => {
-    if (size > MAX_PACKAGE_JSON_BYTES) {
-      next(badRequest(`package.json is larger than ${MAX_PACKAGE_JSON_BYTES} bytes`));
+    if (size > MAX_MANIFEST_BYTES) {
+      next(badRequest(`${name} is larger than ${MAX_MANIFEST_BYTES} bytes`));
       return;
     }
     onBody(Buffer.concat(chunks));

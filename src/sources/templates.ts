@@ -8,8 +8,14 @@ import type { SourceInfo } from './tarball.js';
 export type Lane = 'fast' | 'general';
 export type Template = 'static' | 'node' | 'python';
 
+/**
+ * `template` is set when the files say more than the detector did: a node project with a build
+ * script and no server is a static site once built. An empty `entrypoint` on the general lane
+ * means the build makes it: the agent looks for it in the built tree (BUILD_ROOTS).
+ */
 export type Plan =
-  { ok: true; entrypoint: string; lane: Lane; why: string } | { ok: false; message: string };
+  | { ok: true; entrypoint: string; lane: Lane; why: string; template?: Template; built?: true }
+  | { ok: false; message: string };
 
 export const planners: Record<Template, (info: SourceInfo, entrypoint?: string) => Plan> = {
   node: planNode,
@@ -19,7 +25,7 @@ export const planners: Record<Template, (info: SourceInfo, entrypoint?: string) 
 
 /** Whether the file names alone make the source look like this template. */
 export const detectors: Record<Template, (files: ReadonlySet<string>) => boolean> = {
-  node: (files) => files.has('package.json'),
+  node: (files) => files.has('package.json') || NODE_LONE.some((f) => files.has(f)),
   python: (files) =>
     files.has('requirements.txt') ||
     files.has('pyproject.toml') ||
@@ -27,38 +33,63 @@ export const detectors: Record<Template, (files: ReadonlySet<string>) => boolean
   static: (files) => STATIC_ROOTS.some((dir) => files.has(indexOf(dir))),
 };
 
-const NODE_CONVENTIONAL = ['server.js', 'index.js', 'app.js', 'main.js'];
+const NODE_CONVENTIONAL = ['server.js', 'index.js', 'app.js', 'main.js', 'server.mjs'];
+/** Without a package.json only these make a node app: index.js or app.js may be browser code. */
+const NODE_LONE = ['server.js', 'server.mjs', 'server.cjs'];
 const NODE_EXTENSIONS = ['', '.js', '.mjs', '.cjs', '/index.js', '/index.mjs'];
 /** Scripts npm runs on install, plus build: any of them means the source is not ready to run. */
 const NODE_STEPS = ['preinstall', 'install', 'postinstall', 'build'];
 const PYTHON_CONVENTIONAL = ['app.py', 'main.py', 'server.py'];
 const PYTHON_VENDOR_DIRS = ['vendor/', '__pypackages__/'];
 const STATIC_ROOTS = ['.', 'public', 'dist', 'build'];
+/** Where a build leaves a static site (Vite, Astro: dist; CRA: build; Next export: out). */
+export const BUILD_ROOTS = ['dist', 'build', 'out', 'public'];
+const BUILT_SITE = `static site from npm run build, served from the first of ${BUILD_ROOTS.map((d) => `${d}/`).join(', ')} holding index.html`;
 
 function planNode(info: SourceInfo, override?: string): Plan {
   const files = new Set(info.files);
   const pkg = info.packageJson ?? {};
   const scripts = stringRecord(pkg.scripts);
-  const found = nodeEntrypoint(files, pkg, scripts, override);
-  if ('ok' in found) return found;
+  const built = scripts.build !== undefined;
+  const found = nodeEntrypoint(files, pkg, scripts, override, built);
   const { lane, why } = nodeLane(files, pkg, scripts);
+  if ('ok' in found) {
+    // A build with no server to run makes a static site: serve what it writes.
+    if (!built) return found;
+    return {
+      ok: true,
+      entrypoint: '',
+      lane,
+      why: `${BUILT_SITE}; ${why}`,
+      template: 'static',
+      built: true,
+    };
+  }
+  const after = found.deferred ? ' after npm run build' : '';
   return {
     ok: true,
     entrypoint: found.path,
     lane,
-    why: `node ${found.path} (from ${found.how}); ${why}`,
+    why: `node ${found.path}${after} (from ${found.how}); ${why}`,
+    ...(found.deferred ? { built: true as const } : {}),
   };
 }
 
+/**
+ * With a build script, a named entrypoint the source lacks is taken on trust: the build writes it
+ * (tsc → dist/server.js), and the agent checks it once the build has run.
+ */
 function nodeEntrypoint(
   files: ReadonlySet<string>,
   pkg: Record<string, unknown>,
   scripts: Record<string, string | undefined>,
   override: string | undefined,
-): { path: string; how: string } | Plan {
+  built: boolean,
+): { path: string; how: string; deferred?: boolean } | Plan {
   if (override !== undefined) {
-    return files.has(clean(override))
-      ? { path: clean(override), how: 'runtime.entrypoint' }
+    if (files.has(clean(override))) return { path: clean(override), how: 'runtime.entrypoint' };
+    return built
+      ? { path: clean(override), how: 'runtime.entrypoint', deferred: true }
       : notAFile(override);
   }
   const main = typeof pkg.main === 'string' ? pkg.main : undefined;
@@ -69,6 +100,14 @@ function nodeEntrypoint(
     [NODE_CONVENTIONAL.find((f) => files.has(f)), 'the conventional name'],
   ];
   for (const [path, how] of tries) if (path) return { path, how };
+  // The start script names what the project runs; npm init writes a "main" whatever it has.
+  const promised: Array<[string | undefined, string]> = [
+    [start, 'the "start" script'],
+    [main === 'index.js' ? undefined : main, 'package.json "main"'],
+  ];
+  for (const [path, how] of promised) {
+    if (built && path) return { path: clean(path), how, deferred: true };
+  }
   // npm init writes "main": "index.js" whatever the project has, so a dangling main falls through.
   const mainNote = main
     ? ` (package.json "main" names ${JSON.stringify(main)}, which is not in the source)`
@@ -123,7 +162,14 @@ function planPython(info: SourceInfo, override?: string): Plan {
       };
     }
   }
-  const manifests = ['requirements.txt', 'pyproject.toml'].filter((f) => files.has(f));
+  // An empty or comment-only requirements.txt asks for nothing: no install, no general lane.
+  const manifests = ['requirements.txt', 'pyproject.toml'].filter(
+    (f) =>
+      files.has(f) &&
+      (f !== 'requirements.txt' ||
+        info.requirementsTxt === undefined ||
+        lists(info.requirementsTxt)),
+  );
   const vendored = info.files.some((f) => PYTHON_VENDOR_DIRS.some((dir) => f.startsWith(dir)));
   const lane: Lane = manifests.length > 0 && !vendored ? 'general' : 'fast';
   const laneWhy =
@@ -131,12 +177,29 @@ function planPython(info: SourceInfo, override?: string): Plan {
       ? `${manifests.join(' and ')} without vendored packages (vendor/ or __pypackages__/)`
       : manifests.length > 0
         ? 'packages are vendored'
-        : 'no requirements';
+        : files.has('requirements.txt')
+          ? 'requirements.txt lists no packages'
+          : 'no requirements';
   return { ok: true, entrypoint, lane, why: `python ${entrypoint}; ${lane} lane: ${laneWhy}` };
 }
 
 function planStatic(info: SourceInfo, override?: string): Plan {
   const files = new Set(info.files);
+  // A build script means the files are not the site yet (a Vite index.html loads /src/main.jsx):
+  // build, then serve the output. Never the unbuilt source.
+  if (stringRecord(info.packageJson?.scripts).build !== undefined) {
+    const dir =
+      override === undefined ? '' : clean(override).replace(/(^|\/)index\.html$/, '') || '.';
+    const from =
+      dir === '' ? BUILT_SITE : `static site from npm run build, served from ${dir || '.'}`;
+    return {
+      ok: true,
+      entrypoint: dir,
+      lane: 'general',
+      why: `${from}; general lane: build script`,
+      built: true,
+    };
+  }
   let root: string | undefined;
   if (override !== undefined) {
     // The entrypoint of a static site is the directory to serve; naming its index.html works too.
@@ -160,6 +223,11 @@ function planStatic(info: SourceInfo, override?: string): Plan {
     }
   }
   return { ok: true, entrypoint: root, lane: 'fast', why: `static files from ${root}; fast lane` };
+}
+
+/** Whether a requirements.txt names anything: a line that is not blank or a comment. */
+function lists(requirements: string): boolean {
+  return requirements.split('\n').some((line) => !/^\s*(#.*)?$/.test(line));
 }
 
 function resolveNode(files: ReadonlySet<string>, path: string): string | undefined {

@@ -67,12 +67,12 @@ export async function installInto(
   throw await failure(sandbox, outcome, deps.installTimeoutMs);
 }
 
-/** The install config for the template, undefined when it has nothing to install (static). */
+/** The install config for the template: npm builds static sites too. */
 function toolFor(template: string, hosts: PackageHosts): NpmInstall | PipInstall | undefined {
   // planStart asked laneUnavailable already; this holds should a caller skip it.
   const problem = laneProblem(template, 'general', hosts);
   if (problem) throw new RuntimeError(problem, false, 'LaneUnavailable');
-  return template === 'node' ? hosts.npm : template === 'python' ? hosts.pip : undefined;
+  return template === 'python' ? hosts.pip : hosts.npm;
 }
 
 async function failure(

@@ -3,11 +3,18 @@ import type { PackageHosts } from './package-hosts.js';
 
 /**
  * Why the local runtime cannot run `lane` for `template`, as the LaneUnavailable message the user
- * reads before any sandbox exists; undefined when it can. The fast lane always runs; static files
- * have nothing to install, so their general lane runs as the fast one.
+ * reads before any sandbox exists; undefined when it can. The fast lane always runs; a static
+ * site's general lane is its npm build.
  */
 export function laneProblem(template: string, lane: Lane, hosts: PackageHosts): string | undefined {
-  if (lane === 'fast' || template === 'static') return undefined;
+  if (lane === 'fast') return undefined;
+  if (template === 'static' && !hosts.npm) {
+    return (
+      `this site is built by npm run build in the sandbox, which this Slipway cannot offer: ` +
+      `${hosts.missing.npm ?? 'no npm'}; build it yourself and deploy the output (dist/) ` +
+      `without the build script`
+    );
+  }
   if (template === 'node' && !hosts.npm) {
     return (
       `this source needs the general lane (npm installs its dependencies or runs its build ` +

@@ -1,7 +1,8 @@
 /**
  * The package indexes the general lane installs from: whatever the operator configured for the
- * host's own npm and pip, read once at runtime start. Nothing here names a registry itself: a host
- * without a configured index has no general lane for that template, and says so.
+ * host's own npm and pip, read once at runtime start. The only index named here is pip's own
+ * default, PyPI, used as pip itself would when the host's pip has none configured; a host without
+ * npm or pip has no general lane for that template, and says so.
  */
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
@@ -22,7 +23,9 @@ export interface PackageHosts {
  */
 export function indexHosts(config: NpmInstall | PipInstall): string[] {
   const urls =
-    'cli' in config ? [config.registry, ...Object.values(config.scoped)] : [config.index];
+    'cli' in config
+      ? [config.registry, ...Object.values(config.scoped)]
+      : [config.index, ...(config.files ?? [])];
   return [...new Set(urls.map((url) => indexTarget(new URL(url))))];
 }
 
@@ -31,6 +34,9 @@ function indexTarget(url: URL): string {
   const port = url.port || (url.protocol === 'https:' ? '443' : '80');
   return `${url.hostname}:${port}`;
 }
+
+/** pip's own default index; its pages link the files on a second host, which installs need. */
+const PYPI = { index: 'https://pypi.org/simple', files: ['https://files.pythonhosted.org/'] };
 
 const READ_TIMEOUT_MS = 15_000;
 /** Host paths bound into every sandbox read-only: a CA file under them is seen at the same path. */
@@ -80,13 +86,12 @@ async function readPip(python: string): Promise<PipInstall | string> {
     const match = /^([\w.-]+)='(.*)'$/.exec(line.trim());
     if (match?.[1] !== undefined && match[2] !== undefined) config[match[1]] = match[2];
   }
-  const index =
+  const configured =
     process.env.PIP_INDEX_URL || config['install.index-url'] || config['global.index-url'];
-  if (!index) {
-    return 'no Python package index is configured on the host (pip config global.index-url or PIP_INDEX_URL)';
-  }
+  // What pip itself would use: a host with pip and no index of its own installs from PyPI.
+  const index = configured || PYPI.index;
   if (!httpUrl(index)) return `the host's pip index ${index} is not an http(s) URL`;
-  const pip: PipInstall = { index };
+  const pip: PipInstall = configured ? { index } : { ...PYPI };
   const cert = process.env.PIP_CERT || config['install.cert'] || config['global.cert'];
   if (cert) Object.assign(pip, caOf(cert));
   return pip;

@@ -1,0 +1,4 @@
+import { defineConfig } from 'vite';
+
+// Classic JSX (React.createElement): no React plugin needed to build.
+export default defineConfig({ esbuild: { jsx: 'transform' } });

@@ -1,5 +1,4 @@
-import type { LogLine } from '../runtime/runtime.js';
-import { LogRing, type LogEnd, type LogFollower } from './log-ring.js';
+import { LogRing, type AppLogLine, type LogEnd, type LogFollower } from './log-ring.js';
 import { errorMessage, type Log } from './types.js';
 
 /**
@@ -21,7 +20,7 @@ export class AppLogs {
     return ring;
   }
 
-  lines(appId: string): LogLine[] {
+  lines(appId: string): AppLogLine[] {
     return this.rings.get(appId)?.all() ?? [];
   }
 

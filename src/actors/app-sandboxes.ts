@@ -4,12 +4,12 @@
  * go back through `send` as machine events; nothing here decides what happens next.
  */
 import type { AppMachineEvent } from '../machines/app-machine.js';
-import { describeExit } from '../machines/app-status.js';
 import type { Store } from '../persistence/store.js';
 import {
   AppExitError,
   RuntimeError,
   type AppExit,
+  type LogLine,
   type Runtime,
   type Sandbox,
 } from '../runtime/runtime.js';
@@ -38,6 +38,8 @@ export interface SandboxDeps {
 
 export class AppSandboxes {
   private readonly held = new Map<string, Sandbox>();
+  /** The version each held sandbox runs, for its log lines. */
+  private readonly versions = new Map<string, number>();
   private readonly reaps = new Set<Promise<void>>();
   private readonly ring: LogRing;
   private readonly warmth: AppWarmth;
@@ -64,7 +66,13 @@ export class AppSandboxes {
     this.deps.send(
       plan.ok
         ? { type: 'PREPARED', attempt }
-        : { type: 'PREPARE_FAILED', attempt, reason: plan.reason, message: plan.message },
+        : {
+            type: 'PREPARE_FAILED',
+            attempt,
+            reason: plan.reason,
+            message: plan.message,
+            at: this.deps.now(),
+          },
     );
   }
 
@@ -83,6 +91,7 @@ export class AppSandboxes {
     const warm = await this.warmth.take(version, plan.spec);
     if (warm) {
       if (this.deps.halted()) return this.reap(warm.id);
+      this.versions.set(warm.id, version);
       return send({ type: 'CLAIMED', attempt, sandboxId: warm.id });
     }
     let sandbox: Sandbox;
@@ -98,7 +107,7 @@ export class AppSandboxes {
         at: now(),
       });
     }
-    this.adopt(sandbox);
+    this.adopt(sandbox, version);
     // Deleted or shut down meanwhile: nothing will ever route to it.
     if (this.deps.halted()) return this.reap(sandbox.id);
     send({ type: 'CLAIMED', attempt, sandboxId: sandbox.id });
@@ -115,7 +124,9 @@ export class AppSandboxes {
       return send({ type: 'HEALTHY', attempt, at: this.deps.now() });
     }
     const plan = planStart(this.deps.store, this.deps.runtime, this.appId, version);
-    if (!plan.ok) return send({ type: 'START_FAILED', attempt, message: plan.message });
+    if (!plan.ok) {
+      return send({ type: 'START_FAILED', attempt, message: plan.message, at: this.deps.now() });
+    }
     try {
       await this.deps.runtime.inject(sandbox, plan.spec);
       this.warmth.started(sandboxId, version, plan.spec);
@@ -130,6 +141,7 @@ export class AppSandboxes {
           type: 'START_FAILED',
           attempt,
           message: errorMessage(err),
+          at: this.deps.now(),
           ...(reason ? { reason } : {}),
         });
       }
@@ -152,6 +164,7 @@ export class AppSandboxes {
     const sandbox = this.held.get(sandboxId);
     if (!sandbox) return; // restored ids died with the old process; others are reaped already
     this.held.delete(sandboxId);
+    this.versions.delete(sandboxId);
     this.warmth.forget(sandboxId);
     const done: Promise<void> = Promise.resolve()
       .then(() => this.deps.runtime.reap(sandbox))
@@ -174,12 +187,15 @@ export class AppSandboxes {
     await Promise.all([...this.reaps]);
   }
 
-  private adopt(sandbox: Sandbox): void {
+  private adopt(sandbox: Sandbox, version: number): void {
     const { guard } = this.deps;
     const kept = (): boolean => this.warmth.isKept(sandbox.id);
     this.held.set(sandbox.id, sandbox);
+    this.versions.set(sandbox.id, version);
+    const push = (line: LogLine): void =>
+      this.ring.push({ ...line, version: this.versions.get(sandbox.id) ?? version });
     // A kept sandbox is not the app any more: what it prints is not the app's log.
-    sandbox.onLog((line) => guard('log', () => kept() || this.ring.push(line)));
+    sandbox.onLog((line) => guard('log', () => kept() || push(line)));
     sandbox.onExit((exit) =>
       guard('exit', () => {
         // Sandboxes we reaped ourselves are expected to exit; a kept one dying is no crash.
@@ -191,9 +207,8 @@ export class AppSandboxes {
 
   private exited(sandboxId: string, exit: AppExit): void {
     this.warmth.forget(sandboxId);
+    // The machine writes the note that says so; the last lines are the app's own, not ours.
     const lastLines = exit.lastLines.length > 0 ? exit.lastLines : this.ring.tail(20);
-    const time = new Date(this.deps.now()).toISOString();
-    this.ring.push({ time, stream: 'system', text: `app exited with ${describeExit(exit)}` });
     const { code, signal } = exit;
     this.deps.send({ type: 'APP_EXITED', sandboxId, code, signal, lastLines, at: this.deps.now() });
   }

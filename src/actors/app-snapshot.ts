@@ -46,20 +46,32 @@ export function serialize(snapshot: AppSnapshot): string {
 }
 
 /** The row fields the machine owns; the rest of the row belongs to the deploy service. */
-export function recordFields(
-  snapshot: AppSnapshot,
-  url: string,
-): Pick<AppRecord, 'phase' | 'reason' | 'message' | 'url' | 'currentVersion' | 'snapshot'> {
-  const { reason, message, version } = snapshot.context;
-  return {
+export function recordFields(snapshot: AppSnapshot, url: string): MachineFields {
+  const { reason, message, version, live, lastDeploy } = snapshot.context;
+  const fields: MachineFields = {
     phase: stateOf(snapshot) as Phase,
     reason,
     message,
     url,
     currentVersion: version,
+    liveVersion: live ?? undefined,
+    lastDeploy: lastDeploy ?? undefined,
     snapshot: serialize(snapshot),
   };
+  return fields;
 }
+
+type MachineFields = Pick<
+  AppRecord,
+  | 'phase'
+  | 'reason'
+  | 'message'
+  | 'url'
+  | 'currentVersion'
+  | 'liveVersion'
+  | 'lastDeploy'
+  | 'snapshot'
+>;
 
 /**
  * The machine state a stored row resumes in. Rows without a usable snapshot (written before the
@@ -75,16 +87,29 @@ export function restore(
   if (record.snapshot) {
     const persisted = parse(record.snapshot);
     if (persisted) {
-      const context: AppContext = { ...base, ...persisted.context, policy: input.policy };
+      const context: AppContext = {
+        ...base,
+        ...legacyRelease(persisted),
+        ...persisted.context,
+        policy: input.policy,
+      };
       return { snapshot: appMachine.resolveState({ value: persisted.state, context }) };
     }
     problem = 'unreadable machine snapshot; resuming from the stored phase';
   }
   if (record.phase === 'Suspended' || record.phase === 'Failed') {
-    const context: AppContext = { ...base, reason: record.reason, message: record.message };
+    const live = record.phase === 'Suspended' ? input.version : null;
+    const { reason, message } = record;
+    const context: AppContext = { ...base, live, lastDeploy: null, reason, message };
     return { snapshot: appMachine.resolveState({ value: record.phase, context }), problem };
   }
   return { problem };
+}
+
+/** Snapshots stored before releases were tracked: what they ran is what serves. */
+function legacyRelease(p: Persisted): Pick<AppContext, 'live' | 'lastDeploy'> {
+  const served = p.state === 'Ready' || p.state === 'Suspended';
+  return { live: served ? p.context.version : null, lastDeploy: null };
 }
 
 function parse(text: string): Persisted | undefined {

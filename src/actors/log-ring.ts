@@ -1,11 +1,17 @@
 import type { LogLine } from '../runtime/runtime.js';
 
+/** How Slipway's own lines in an app's log begin. */
+export const NOTE_PREFIX = '[slipway] ';
+
+/** A line of an app's log, with the version whose sandbox printed it (or that a note is about). */
+export type AppLogLine = LogLine & { version: number };
+
 /** A log line as users read it everywhere (SSE, deploy failures, MCP): `<ISO time> <text>`. */
 export const logLineText = (line: LogLine): string => `${line.time} ${line.text}`;
 
 /** Someone following an app's log: every new line, then the end once the app is gone. */
 export interface LogFollower {
-  line(line: LogLine): void;
+  line(line: AppLogLine): void;
   end(reason: LogEnd): void;
 }
 
@@ -21,12 +27,12 @@ export interface LogEnd {
  * is reaped) still shows its last lines. Memory only: after a server restart it starts empty.
  */
 export class LogRing {
-  private readonly lines: LogLine[] = [];
+  private readonly lines: AppLogLine[] = [];
   private readonly followers = new Set<LogFollower>();
 
   constructor(private readonly capacity = 1_000) {}
 
-  push(line: LogLine): void {
+  push(line: AppLogLine): void {
     this.lines.push(line);
     // Trim in batches: an O(n) shift per line would cost more than the line itself.
     if (this.lines.length > this.capacity + 100)
@@ -34,12 +40,14 @@ export class LogRing {
     for (const follower of this.followers) follower.line(line);
   }
 
-  all(): LogLine[] {
+  all(): AppLogLine[] {
     return this.lines.slice(-this.capacity);
   }
 
+  /** The app's own last lines: Slipway's notes say what happened, not why the app did. */
   tail(n: number): string[] {
-    return this.lines.slice(-n).map((l) => l.text);
+    const own = this.lines.filter((l) => !l.text.startsWith(NOTE_PREFIX));
+    return own.slice(-n).map((l) => l.text);
   }
 
   /** New lines as they are pushed; returns the unfollow function. */

@@ -11,11 +11,11 @@ import {
   type Initiator,
 } from '../machines/app-machine.js';
 import type { AppRecord } from '../persistence/store.js';
-import type { LogLine, Sandbox } from '../runtime/runtime.js';
+import type { Sandbox } from '../runtime/runtime.js';
 import { AppEventBus, lifecycleEvent } from './app-events.js';
 import { inputFor, restore, stateOf, type AppSnapshot } from './app-snapshot.js';
 import { AppLogs } from './app-logs.js';
-import type { LogFollower } from './log-ring.js';
+import type { AppLogLine, LogFollower } from './log-ring.js';
 import { AppSupervisor } from './supervisor.js';
 import {
   consoleLog,
@@ -80,7 +80,9 @@ export class AppRegistry {
   /** Deploys a stored version; resolves when Ready or Failed, or at `waitMs` with the record then. */
   async deploy(appId: string, version: number, opts: WaitOptions = {}): Promise<AppRecord> {
     const row = this.requireRow(appId);
-    const input = inputFor(row, version, this.policy);
+    // The release's idle ttl, not the app row's: a rollback restores it too.
+    const ttl = this.deps.store.getVersion(appId, version)?.ttl ?? row.ttl;
+    const input = inputFor({ ...row, ttl }, version, this.policy);
     let app = this.live(appId);
     if (app) app.send({ type: 'DEPLOY', version, ttlMs: input.ttlMs }, 'user');
     else app = this.spawn(row, input, undefined, 'user');
@@ -151,9 +153,13 @@ export class AppRegistry {
     this.apps.get(appId)?.touch();
   }
 
-  /** The app's last lines (up to 1,000), Suspended or not; empty after a server restart. */
-  logs(appId: string): LogLine[] {
-    return this.logLines.lines(appId);
+  /**
+   * The app's last lines (up to 1,000), Suspended or not, or only those of one version; empty
+   * after a server restart.
+   */
+  logs(appId: string, version?: number): AppLogLine[] {
+    const lines = this.logLines.lines(appId);
+    return version === undefined ? lines : lines.filter((l) => l.version === version);
   }
 
   /** New log lines as they come, until unfollowed or the app goes (`end` says why). */

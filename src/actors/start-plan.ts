@@ -57,8 +57,9 @@ export function planStart(
       template: row.template,
       lane,
       entrypoint: row.entrypoint ?? app.entrypoint,
-      env: app.env,
-      allowedHosts: app.allowedHosts,
+      // The release's own metadata: a rollback runs with the env it was deployed with.
+      env: row.env ?? app.env,
+      allowedHosts: row.allowedHosts ?? app.allowedHosts,
     },
   };
 }

@@ -18,7 +18,7 @@ import { AppSandboxes } from './app-sandboxes.js';
 import { lifecycleEvent } from './app-events.js';
 import { AppRowWriter } from './app-row.js';
 import type { AppSnapshot } from './app-snapshot.js';
-import type { LogRing } from './log-ring.js';
+import { NOTE_PREFIX, type LogRing } from './log-ring.js';
 import { DeadlineTimers } from './timers.js';
 import { waitForSnapshot } from './wait-for.js';
 import { errorMessage, type AppEvent, type Log } from './types.js';
@@ -149,7 +149,25 @@ export class AppSupervisor {
         return this.timers.cancel(effect.timer);
       case 'notify':
         return this.publish(effect.kind, effect.initiator);
+      case 'outcome':
+        return this.settled(effect);
+      case 'note':
+        return this.note(effect.version, effect.text);
     }
+  }
+
+  /** A deploy ended: its version says how; a rollback that served says so in the log. */
+  private settled(effect: Extract<AppEffect, { type: 'outcome' }>): void {
+    const { version, outcome, reason, message } = effect;
+    const { store } = this.deps;
+    store.setVersionOutcome(this.appId, version, { outcome, reason, message });
+    const from = store.getVersion(this.appId, version)?.rolledBackFrom;
+    if (outcome === 'Ready' && from !== undefined) this.note(version, `rolled back to ${from}`);
+  }
+
+  private note(version: number, text: string): void {
+    const time = new Date(this.deps.now()).toISOString();
+    this.deps.ring.push({ time, stream: 'system', text: `${NOTE_PREFIX}${text}`, version });
   }
 
   private fire(timer: Extract<AppEffect, { type: 'arm' }>): void {

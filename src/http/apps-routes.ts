@@ -4,7 +4,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppRegistry } from '../actors/registry.js';
 import { requireIdentity } from '../auth/guards.js';
 import { AppError } from '../errors.js';
-import { deployFailed, type AppService } from '../services/app-service.js';
+import type { AppService } from '../services/app-service.js';
+import { deployFailure } from '../services/deploy-failure.js';
 import { appView } from '../services/app-view.js';
 import { parseMetadataJson } from '../services/deploy-metadata.js';
 import {
@@ -42,11 +43,10 @@ export function appsRoutes(service: AppService, registry: AppRegistry, maxSource
           'a source part with a gzipped tarball is required',
         );
       }
-      const { app: deployed } = await service.deploy(identity, metadata, source);
-      if (deployed.phase === 'Failed') {
-        const logs = registry.logs(deployed.id).slice(-LAST_LOG_LINES).map(logLineText);
-        throw deployFailed(deployed.id, deployed.reason, deployed.message, logs);
-      }
+      const { app: deployed, version } = await service.deploy(identity, metadata, source);
+      const logs = registry.logs(deployed.id, version).slice(-LAST_LOG_LINES).map(logLineText);
+      const failure = deployFailure(deployed, version, logs);
+      if (failure) throw failure;
       if (deployed.phase === 'Ready' && deployed.url) {
         return reply.status(200).send({ app_id: deployed.id, url: deployed.url });
       }

@@ -44,6 +44,22 @@ export const appSchema = {
     last_deployed_at: { type: 'string' },
     reason: { type: 'string' },
     message: { type: 'string' },
+    live_version: { type: ['integer', 'null'] },
+    last_deploy: {
+      type: ['object', 'null'],
+      properties: {
+        version: { type: 'integer' },
+        outcome: { type: 'string' },
+        reason: { type: 'string' },
+        message: { type: 'string' },
+      },
+      required: ['version', 'outcome'],
+    },
+    // Names only: env values never leave the server.
+    env: {
+      type: 'array',
+      items: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+    },
   },
   required: [
     'app_id',
@@ -54,6 +70,9 @@ export const appSchema = {
     'last_deployed_at',
     'reason',
     'message',
+    'live_version',
+    'last_deploy',
+    'env',
   ],
 } as const;
 

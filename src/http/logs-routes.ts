@@ -1,4 +1,4 @@
-import { logLineText } from '../actors/log-ring.js';
+import { logLineText, type AppLogLine } from '../actors/log-ring.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppRegistry } from '../actors/registry.js';
 import { requireIdentity } from '../auth/guards.js';
@@ -12,7 +12,10 @@ export const SNAPSHOT_LINES = 200;
 
 const logsQuery = {
   type: 'object',
-  properties: { follow: { type: 'boolean', default: false } },
+  properties: {
+    follow: { type: 'boolean', default: false },
+    version: { type: 'integer', minimum: 1 },
+  },
   additionalProperties: false,
 } as const;
 
@@ -25,7 +28,9 @@ export interface LogsRoutesOptions {
 }
 
 /**
- * `GET /v1/apps/{id}/logs` (spec §4): SSE, one event per line, `data: <ISO time> <text>`. By
+ * `GET /v1/apps/{id}/logs` (spec §4): SSE, one event per line, `data: <ISO time> <text>`, with the
+ * version that printed it (or that Slipway's note is about) as the event's `id:`; `version=N` keeps
+ * only that version's lines. By
  * default the last 200 lines and the stream ends; `follow=true` goes on with new lines. Ownership
  * and the per-user cap are checked before the stream opens, so 404 and 429 are plain JSON answers.
  */
@@ -47,14 +52,15 @@ export function logsRoutes(service: AppService, registry: AppRegistry, opts: Log
         const id = (request.params as { id: string }).id;
         service.get(identity, id);
         const release = quota.acquire(identity.userId);
-        const snapshot = registry.logs(id).slice(-SNAPSHOT_LINES).map(logLineText);
+        const version = (request.query as { version?: number }).version;
+        const snapshot = registry.logs(id, version).slice(-SNAPSHOT_LINES);
         reply.hijack();
         let unfollow = (): void => undefined;
         const stream = new SseStream(request.raw, reply.raw, {
           heartbeatMs: opts.heartbeatMs ?? HEARTBEAT_MS,
           // The snapshot is sent at once and is bounded (200 lines of at most 16 KiB): it may sit
           // in the buffer whole; only a follower falling behind beyond that is dropped.
-          maxBufferedBytes: MAX_BUFFERED_BYTES + bytesOf(snapshot),
+          maxBufferedBytes: MAX_BUFFERED_BYTES + bytesOf(snapshot.map(logLineText)),
           // However it ends (done, client gone, dropped, failed): slot and subscription go.
           onClose: () => {
             open.delete(stream);
@@ -63,10 +69,14 @@ export function logsRoutes(service: AppService, registry: AppRegistry, opts: Log
           },
         });
         open.add(stream);
-        for (const line of snapshot) stream.send(line);
+        const send = (line: AppLogLine): boolean =>
+          stream.send(logLineText(line), undefined, String(line.version));
+        for (const line of snapshot) send(line);
         if (!follows(request)) return stream.end();
         unfollow = registry.followLogs(id, {
-          line: (line) => void stream.send(logLineText(line)),
+          line: (line) => {
+            if (version === undefined || line.version === version) send(line);
+          },
           end: (reason) => stream.fail(reason),
         });
         // Dropped while the snapshot was written: onClose ran before there was anything to undo.
@@ -79,8 +89,8 @@ export function logsRoutes(service: AppService, registry: AppRegistry, opts: Log
 const follows = (request: FastifyRequest): boolean =>
   (request.query as { follow?: boolean }).follow === true;
 
-/** Bytes of the frames the lines make (`data: `, the line, two newlines). */
+/** Bytes of the frames the lines make (`id: <version>`, `data: `, the line, newlines). */
 const bytesOf = (lines: string[]): number =>
-  lines.reduce((sum, line) => sum + Buffer.byteLength(line) + 8, 0);
+  lines.reduce((sum, line) => sum + Buffer.byteLength(line) + 24, 0);
 
 /** The same line format as the MCP logs tool: `<ISO 8601 time> <text>`. */

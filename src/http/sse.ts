@@ -59,8 +59,8 @@ export class SseStream {
   }
 
   /** One event; false once the stream is closed (or was dropped by this very write). */
-  send(data: string, event?: string): boolean {
-    return this.write(frame(data, event));
+  send(data: string, event?: string, id?: string): boolean {
+    return this.write(frame(data, event, id));
   }
 
   comment(text: string): boolean {
@@ -99,7 +99,8 @@ export class SseStream {
 }
 
 /** An SSE frame; every line of `data` gets its own `data:` field, so no newline can cut it short. */
-export function frame(data: string, event?: string): string {
+export function frame(data: string, event?: string, id?: string): string {
   const lines = data.split(/\r\n|\r|\n/).map((line) => `data: ${line}\n`);
-  return `${event ? `event: ${event}\n` : ''}${lines.join('')}\n`;
+  const head = `${event ? `event: ${event}\n` : ''}${id ? `id: ${id.replace(/[\r\n]+/g, ' ')}\n` : ''}`;
+  return `${head}${lines.join('')}\n`;
 }

@@ -2,7 +2,8 @@ import { logLineText } from '../actors/log-ring.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppRegistry } from '../actors/registry.js';
 import { requireIdentity } from '../auth/guards.js';
-import { deployFailed, type AppService } from '../services/app-service.js';
+import type { AppService } from '../services/app-service.js';
+import { deployFailure } from '../services/deploy-failure.js';
 import { appView } from '../services/app-view.js';
 import { appIdParams } from './apps-schemas.js';
 
@@ -27,16 +28,15 @@ export function versionsRoutes(service: AppService, registry: AppRegistry) {
       { schema: { params: appIdParams, body: rollbackBody } },
       async (request, reply) => {
         const { version } = request.body as { version: number };
-        const { app: rolled } = await service.rollback(
+        const { app: rolled, version: made } = await service.rollback(
           requireIdentity(request),
           idOf(request),
           version,
         );
-        if (rolled.phase === 'Failed') {
-          // Like a deploy that failed: the diagnosis and the last lines, not a 200 with bad news.
-          const logs = registry.logs(rolled.id).slice(-LAST_LOG_LINES).map(logLineText);
-          throw deployFailed(rolled.id, rolled.reason, rolled.message, logs);
-        }
+        // Like a deploy that failed: the diagnosis and the last lines, not a 200 with bad news.
+        const logs = registry.logs(rolled.id, made).slice(-LAST_LOG_LINES).map(logLineText);
+        const failure = deployFailure(rolled, made, logs);
+        if (failure) throw failure;
         if (rolled.phase === 'Ready' && rolled.url) return reply.status(200).send(appView(rolled));
         return reply.status(202).send({ ...appView(rolled), status_url: `/v1/apps/${rolled.id}` });
       },

@@ -7,6 +7,7 @@
  * Results of a superseded attempt (a newer deploy, restart, wake or restore) fail `isCurrent` and
  * fall through to the root, which reaps a late claim's sandbox and ignores the rest.
  */
+import type { NoteKind } from './app-notes.js';
 import type { StatusReason } from './app-status.js';
 import { appSetup } from './app-setup.js';
 import { initialContext, type Initiator } from './app-types.js';
@@ -19,7 +20,33 @@ const show = (reason: StatusReason) => ({ type: 'show', params: { reason } }) as
 const announce = (kind: 'deploy' | 'delete' | 'suspend' | 'resume', initiator: Initiator) =>
   ({ type: 'announce', params: { kind, initiator } }) as const;
 
+const note = (kind: NoteKind) => ({ type: 'note', params: { kind } }) as const;
+
 const restore = ['forgetRuntime', 'newAttempt', 'requestClaim', show('Restoring')] as const;
+
+/**
+ * Blue/green: a candidate that fails at any stage beside a serving release is dropped and the
+ * serving one stays routed (Ready); the failure goes on the candidate's version and `lastDeploy`.
+ */
+const keepServing = (failure: StatusReason, ...first: 'forgetClaim'[]) =>
+  ({
+    target: 'Ready',
+    actions: [
+      ...first,
+      'releaseSandbox',
+      show(failure),
+      'recordFailure',
+      note('failed'),
+      'keepServing',
+      show('KeptServing'),
+    ],
+  }) as const;
+/** Nothing else can serve: the app is Failed with why. */
+const fail = (failure: StatusReason, ...first: ('forgetClaim' | 'recordCrash')[]) =>
+  ({
+    target: 'Failed',
+    actions: [...first, show(failure), 'recordFailure', note('failed')],
+  }) as const;
 
 export const appMachine = appSetup.createMachine({
   id: 'app',
@@ -37,7 +64,7 @@ export const appMachine = appSetup.createMachine({
     CLAIMED: { actions: ['forgetClaim', 'reapStray'] },
     CLAIM_FAILED: { actions: ['forgetClaim'] },
     // The old version died while the new one is on its way: nothing left to route to meanwhile.
-    APP_EXITED: { guard: 'isServing', actions: ['releaseServing'] },
+    APP_EXITED: { guard: 'isServing', actions: [note('exited'), 'releaseServing'] },
   },
   states: {
     Pending: {
@@ -48,7 +75,10 @@ export const appMachine = appSetup.createMachine({
           target: 'Claiming',
           actions: ['requestClaim', show('Claiming')],
         },
-        PREPARE_FAILED: { guard: 'isCurrent', target: 'Failed', actions: [show('Prepare')] },
+        PREPARE_FAILED: [
+          { guard: 'failsBesideServing', ...keepServing('Prepare') },
+          { guard: 'isCurrent', ...fail('Prepare') },
+        ],
         RESTORE: { actions: ['forgetRuntime', 'newAttempt', 'requestPrepare'] },
       },
     },
@@ -58,14 +88,21 @@ export const appMachine = appSetup.createMachine({
         CLAIMED: {
           guard: 'isCurrent',
           target: 'Starting',
-          actions: ['forgetClaim', 'holdSandbox', 'requestInject', show('Starting')],
+          actions: [
+            'forgetClaim',
+            'holdSandbox',
+            'requestInject',
+            show('Starting'),
+            note('starting'),
+          ],
         },
         CLAIM_FAILED: [
           {
             guard: 'canRetryClaim',
             actions: ['forgetClaim', 'scheduleClaimRetry', show('ClaimRetrying')],
           },
-          { guard: 'isCurrent', target: 'Failed', actions: ['forgetClaim', show('ClaimFailed')] },
+          { guard: 'failsBesideServing', ...keepServing('ClaimFailed', 'forgetClaim') },
+          { guard: 'isCurrent', ...fail('ClaimFailed', 'forgetClaim') },
         ],
         RETRY: { guard: 'isRetryDue', actions: ['requestClaim', show('Claiming')] },
         RESTORE: [
@@ -80,11 +117,17 @@ export const appMachine = appSetup.createMachine({
         HEALTHY: {
           guard: 'isCurrent',
           target: 'Ready',
-          actions: ['promoteSandbox', 'armIdle', show('Running')],
+          actions: ['promoteSandbox', 'acceptRelease', show('Running'), note('serving')],
         },
-        START_FAILED: { guard: 'isCurrent', target: 'Failed', actions: [show('StartFailed')] },
+        START_FAILED: [
+          { guard: 'failsBesideServing', ...keepServing('StartFailed') },
+          { guard: 'isCurrent', ...fail('StartFailed') },
+        ],
         // Exited before it ever answered: fail at once, no restart loop hides a broken app.
-        APP_EXITED: { guard: 'isStartingSandbox', target: 'Failed', actions: [show('AppExited')] },
+        APP_EXITED: [
+          { guard: 'exitsBesideServing', ...keepServing('AppExited') },
+          { guard: 'isStartingSandbox', ...fail('AppExited') },
+        ],
         // The restart backoff after a crash is over.
         RETRY: {
           guard: 'isRetryDue',
@@ -98,6 +141,7 @@ export const appMachine = appSetup.createMachine({
       },
     },
     Ready: {
+      entry: ['armIdle'],
       exit: ['cancelIdle'],
       on: {
         APP_EXITED: [
@@ -110,19 +154,27 @@ export const appMachine = appSetup.createMachine({
               'newAttempt',
               'scheduleRestart',
               show('Restarting'),
+              note('restarting'),
             ],
           },
-          { guard: 'isServing', target: 'Failed', actions: ['recordCrash', show('CrashLoop')] },
+          {
+            guard: 'isServing',
+            target: 'Failed',
+            actions: ['recordCrash', ...fail('CrashLoop').actions],
+          },
         ],
         IDLE_TIMEOUT: [
           {
             guard: 'idleElapsed',
             target: 'Suspended',
-            actions: [show('Idle'), announce('suspend', 'system')],
+            actions: [show('Idle'), note('idle'), announce('suspend', 'system')],
           },
           { actions: ['extendIdle'] },
         ],
-        SUSPEND: { target: 'Suspended', actions: [show('Suspended'), announce('suspend', 'user')] },
+        SUSPEND: {
+          target: 'Suspended',
+          actions: [show('Suspended'), note('suspended'), announce('suspend', 'user')],
+        },
         RESTORE: [
           {
             guard: 'idleElapsed',
@@ -138,20 +190,32 @@ export const appMachine = appSetup.createMachine({
       on: {
         WAKE: {
           target: 'Claiming',
-          actions: ['newAttempt', 'requestClaim', show('Waking'), announce('resume', 'system')],
+          actions: [
+            'newAttempt',
+            'requestClaim',
+            show('Waking'),
+            note('woke'),
+            announce('resume', 'system'),
+          ],
         },
         RESUME: {
           target: 'Claiming',
-          actions: ['newAttempt', 'requestClaim', show('Waking'), announce('resume', 'user')],
+          actions: [
+            'newAttempt',
+            'requestClaim',
+            show('Waking'),
+            note('woke'),
+            announce('resume', 'user'),
+          ],
         },
       },
     },
-    // Nothing is routed when Failed, not even a previous version: the phase and the route must
-    // agree. The version that served until now is retired, not reaped, so that the usual way out of
-    // a bad deploy (a rollback to it) is near-instant. Only DEPLOY (or DELETE) leaves Failed; a
+    // Only when nothing can serve: a first deploy that failed, or a serving release that
+    // crash-loops (a failed candidate beside a serving release goes back to Ready instead). Nothing
+    // is routed, so the phase and the route agree. Only DEPLOY (or DELETE) leaves Failed; a
     // configuration gap would fail again identically.
     Failed: {
-      entry: ['releaseSandbox', 'retireServing'],
+      entry: ['releaseSandbox', 'releaseServing', 'dropLive'],
     },
     Deleted: {
       type: 'final',

@@ -3,6 +3,7 @@
  * or does I/O, so `createTestModel` can walk the chart (design.md §3).
  */
 import { assertEvent, assign, emit, enqueueActions, setup } from 'xstate';
+import { noteText, type NoteKind } from './app-notes.js';
 import { backoff, crashesWith } from './app-policy.js';
 import { describe, type StatusReason } from './app-status.js';
 import type { AppContext, AppEffect, AppInput, AppMachineEvent, Initiator } from './app-types.js';
@@ -15,6 +16,14 @@ const isCurrent = ({ context, event }: Args): boolean =>
 
 const sandboxOf = (event: AppMachineEvent): string | undefined =>
   event.type === 'APP_EXITED' ? event.sandboxId : undefined;
+
+/** The candidate failed while another release serves: that one stays, the candidate goes. */
+const failsBesideServing = (args: Args): boolean =>
+  isCurrent(args) && args.context.serving !== null;
+
+/** The deploy of the version in flight has not ended yet (restarts and wakes are no deploys). */
+const deployPending = (c: AppContext): boolean =>
+  c.lastDeploy !== null && c.lastDeploy.version === c.version && c.lastDeploy.outcome === 'Pending';
 
 /** When the app goes idle: the stored deadline, pushed by the last request the router saw. */
 const idleDeadline = ({ context, event }: Args): number | null => {
@@ -43,6 +52,9 @@ export const appSetup = setup({
       context.serving !== null && sandboxOf(event) === context.serving,
     isStartingSandbox: ({ context, event }) =>
       context.sandbox !== null && sandboxOf(event) === context.sandbox,
+    failsBesideServing,
+    exitsBesideServing: ({ context, event }) =>
+      context.serving !== null && context.sandbox !== null && sandboxOf(event) === context.sandbox,
     canRestart: ({ context, event }) => {
       if (event.type !== 'APP_EXITED' || event.sandboxId !== context.serving) return false;
       const { crashLimit, crashWindowMs } = context.policy;
@@ -58,15 +70,49 @@ export const appSetup = setup({
       describe(params.reason, context, event),
     ),
     announce: emit((_, params: Announce) => ({ type: 'notify' as const, ...params })),
-    beginDeploy: assign(({ context, event }) => {
+    note: emit(({ context, event }, params: { kind: NoteKind }) => ({
+      type: 'note' as const,
+      version: context.version,
+      text: noteText(params.kind, context, event),
+    })),
+    beginDeploy: enqueueActions(({ context, event, enqueue }) => {
       assertEvent(event, 'DEPLOY');
-      return {
+      const superseded = context.lastDeploy;
+      if (superseded !== null && superseded.outcome === 'Pending') {
+        enqueue.emit({
+          type: 'outcome',
+          version: superseded.version,
+          outcome: 'Failed',
+          reason: 'Superseded',
+          message: `version ${event.version} was deployed before this one served`,
+        });
+      }
+      enqueue.assign({
         version: event.version,
+        lastDeploy: { version: event.version, outcome: 'Pending' },
         ttlMs: event.ttlMs,
         deploys: context.deploys + 1,
         crashes: [],
-      };
+      });
     }),
+    /** The version served: it is the live release, and its deploy (if one) succeeded. */
+    acceptRelease: enqueueActions(({ context, enqueue }) => {
+      enqueue.assign({ live: context.version });
+      if (!deployPending(context)) return;
+      enqueue.assign({ lastDeploy: { version: context.version, outcome: 'Ready' } });
+      enqueue.emit({ type: 'outcome', version: context.version, outcome: 'Ready' });
+    }),
+    /** After `show` described the failure: the deploy in flight (if one) failed with it. */
+    recordFailure: enqueueActions(({ context, enqueue }) => {
+      if (!deployPending(context)) return;
+      const { version, reason, message } = context;
+      const failed = { version, outcome: 'Failed', reason, message } as const;
+      enqueue.assign({ lastDeploy: failed });
+      enqueue.emit({ type: 'outcome', ...failed });
+    }),
+    /** The candidate is gone; the live release is again what this app runs. */
+    keepServing: assign(({ context }) => ({ version: context.live ?? context.version })),
+    dropLive: assign({ live: null }),
     newAttempt: enqueueActions(({ context, enqueue }) => {
       if (context.retryAt !== null) enqueue.emit({ type: 'cancel', timer: 'retry' });
       enqueue.assign({ attempt: context.attempt + 1, claimTries: 0, retryAt: null });
@@ -129,11 +175,6 @@ export const appSetup = setup({
       if (context.serving !== null) enqueue.emit({ type: 'reap', sandboxId: context.serving });
       enqueue.assign({ serving: null });
     }),
-    /** Out of service, not dead: a rollback to what it runs may take it back (design.md §3). */
-    retireServing: enqueueActions(({ context, enqueue }) => {
-      if (context.serving !== null) enqueue.emit({ type: 'retire', sandboxId: context.serving });
-      enqueue.assign({ serving: null });
-    }),
     dropRetired: emit({ type: 'dropRetired' as const }),
     /** After a server restart the old process's sandboxes and claims are gone with it. */
     forgetRuntime: assign({ serving: null, sandbox: null, claimsOwed: [] }),
@@ -148,9 +189,9 @@ export const appSetup = setup({
       enqueue.assign({ retryAt: at });
       enqueue.emit({ type: 'arm', timer: 'retry', at, attempt: context.attempt });
     }),
+    /** On entering Ready, from the time of the event that brought it there. */
     armIdle: enqueueActions(({ context, event, enqueue }) => {
-      assertEvent(event, 'HEALTHY');
-      if (context.ttlMs <= 0) return; // ttl 0: never suspend
+      if (context.ttlMs <= 0 || !('at' in event)) return; // ttl 0: never suspend
       const at = event.at + context.ttlMs;
       enqueue.assign({ idleAt: at });
       enqueue.emit({ type: 'arm', timer: 'idle', at, attempt: context.attempt });

@@ -14,6 +14,8 @@ export type StatusReason =
   | 'Starting'
   | 'Restarting'
   | 'Running'
+  /** Ready on the live release after a candidate failed. */
+  | 'KeptServing'
   | 'Idle'
   | 'Suspended'
   | 'ClaimFailed'
@@ -40,6 +42,10 @@ const MESSAGES: Record<StatusReason, Describe> = {
     message: `app exited with ${exitText(e)}; restart ${c.crashes.length} of ${c.policy.crashLimit - 1} in ${delay(c, e)}`,
   }),
   Running: (c) => ({ message: `serving version ${c.version}` }),
+  KeptServing: (c) => ({
+    reason: 'Running',
+    message: `serving version ${c.version}; version ${c.lastDeploy?.version ?? '?'} failed (${c.lastDeploy?.reason ?? 'unknown'})`,
+  }),
   Idle: (c) => ({ message: `suspended after ${formatDuration(c.ttlMs)} without requests` }),
   Suspended: () => ({ message: 'suspended on request' }),
   ClaimFailed: (c, e) => ({

@@ -19,10 +19,22 @@ export interface AppInput {
   policy: AppPolicy;
 }
 
+/** How a deploy (or rollback) of one version went: `Pending` until it served or failed. */
+export interface LastDeploy {
+  version: number;
+  outcome: 'Pending' | 'Ready' | 'Failed';
+  reason?: string;
+  message?: string;
+}
+
 export interface AppContext {
   appId: string;
-  /** The version this app is deploying, or runs. */
+  /** The version this app is deploying (the candidate), or runs. */
   version: number;
+  /** The release that serves, or that a wake or restart brings back; null once nothing can. */
+  live: number | null;
+  /** The newest deploy's outcome; a failed candidate shows here while `live` goes on serving. */
+  lastDeploy: LastDeploy | null;
   /** Counts DEPLOY events: a waiting caller sees its deploy was superseded when this moves on. */
   deploys: number;
   /** Id of the current start attempt (deploy, restart, wake, restore); results carry it. */
@@ -57,13 +69,13 @@ export interface ExitFacts {
 export type AppMachineEvent =
   | { type: 'DEPLOY'; version: number; ttlMs: number }
   | { type: 'PREPARED'; attempt: number }
-  | { type: 'PREPARE_FAILED'; attempt: number; reason: string; message: string }
+  | { type: 'PREPARE_FAILED'; attempt: number; reason: string; message: string; at: number }
   | { type: 'CLAIMED'; attempt: number; sandboxId: string }
   | { type: 'CLAIM_FAILED'; attempt: number; transient: boolean; message: string; at: number }
   | { type: 'RETRY'; attempt: number }
   | { type: 'HEALTHY'; attempt: number; at: number }
   /** `reason`, when the runtime has a more telling code than `StartFailed` (`InstallFailed`). */
-  | { type: 'START_FAILED'; attempt: number; message: string; reason?: string }
+  | { type: 'START_FAILED'; attempt: number; message: string; reason?: string; at: number }
   | ({ type: 'APP_EXITED'; sandboxId: string; at: number } & ExitFacts)
   | { type: 'IDLE_TIMEOUT'; at: number; lastRequestAt?: number }
   | { type: 'SUSPEND' }
@@ -89,12 +101,24 @@ export type AppEffect =
   | { type: 'dropRetired' }
   | { type: 'arm'; timer: TimerKind; at: number; attempt: number }
   | { type: 'cancel'; timer: TimerKind }
-  | { type: 'notify'; kind: 'deploy' | 'delete' | 'suspend' | 'resume'; initiator: Initiator };
+  | { type: 'notify'; kind: 'deploy' | 'delete' | 'suspend' | 'resume'; initiator: Initiator }
+  /** A deploy's version served (`Ready`) or failed: stored on the version. */
+  | {
+      type: 'outcome';
+      version: number;
+      outcome: 'Ready' | 'Failed';
+      reason?: string;
+      message?: string;
+    }
+  /** One of Slipway's own lines for the app's log (`[slipway] serving version 3`). */
+  | { type: 'note'; version: number; text: string };
 
 export function initialContext(input: AppInput): AppContext {
   return {
     appId: input.appId,
     version: input.version,
+    live: null,
+    lastDeploy: { version: input.version, outcome: 'Pending' },
     deploys: 1,
     attempt: 1,
     ttlMs: input.ttlMs,

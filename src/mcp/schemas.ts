@@ -41,6 +41,28 @@ export const appShape = {
   last_deployed_at: z.string().describe('ISO 8601 UTC time of the last deploy.'),
   reason: reasonField,
   message: messageField,
+  live_version: z
+    .number()
+    .int()
+    .nullable()
+    .describe(
+      'The version that serves (or wakes on the next request); null when nothing can serve. A ' +
+        'failed redeploy leaves it unchanged.',
+    ),
+  last_deploy: z
+    .object({
+      version: z.number().int().describe('The version the newest deploy or rollback created.'),
+      outcome: z.string().describe('Pending while it runs, Ready once it served, or Failed.'),
+      reason: z.string().optional().describe('When Failed: the machine-readable cause.'),
+      message: z.string().optional().describe('When Failed: what went wrong.'),
+    })
+    .nullable()
+    .describe(
+      'How the newest deploy or rollback went; a failure here may leave live_version serving.',
+    ),
+  env: z
+    .array(z.object({ name: z.string() }))
+    .describe('Names of the env variables of the newest deploy; values are never returned.'),
 };
 
 export const appObject = z.object(appShape);

@@ -1,7 +1,7 @@
 import type { AppRegistry } from '../actors/registry.js';
 import { isAdmin, type Identity } from '../auth/identity.js';
 import type { Config } from '../config/schema.js';
-import { AppError, notFound } from '../errors.js';
+import { notFound } from '../errors.js';
 import type { AppRecord, Store } from '../persistence/store.js';
 import { classify } from '../sources/classify.js';
 import { mintSourceKey } from '../sources/keys.js';
@@ -10,6 +10,7 @@ import { inspectTarball } from '../sources/tarball.js';
 import { AuditTrail, sourceHash } from './audit-trail.js';
 import { AuditedActions } from './audited-actions.js';
 import type { DeployMetadata } from './deploy-metadata.js';
+import { deployFailed, servingVersion } from './deploy-failure.js';
 import { assertMayDeployTo, requireScope } from './deploy-policy.js';
 import { HistoryService, nextVersion, type VersionView } from './history-service.js';
 
@@ -42,7 +43,7 @@ export class AppService {
       run: () => this.deployNow(identity, metadata, source),
       hash: () => sourceHash(source),
     });
-    this.actions.deployed(identity, outcome.app, outcome.sourceHash);
+    this.actions.deployed(identity, outcome.app, outcome.version, outcome.sourceHash);
     return outcome;
   }
 
@@ -58,7 +59,7 @@ export class AppService {
       run: () => this.history.rollback(app, version),
       hash: () => this.audit.hashOf(id, version),
     });
-    this.actions.deployed(identity, outcome.app, outcome.sourceHash);
+    this.actions.deployed(identity, outcome.app, outcome.version, outcome.sourceHash);
     return outcome;
   }
 
@@ -76,7 +77,8 @@ export class AppService {
     const plan = classify(info, metadata.runtime);
     if (!plan.ok && existing) {
       // A configuration gap never takes down what serves now; the answer carries the diagnosis.
-      throw deployFailed(metadata.name, plan.reason, plan.message);
+      const serving = servingVersion(existing);
+      throw deployFailed(metadata.name, plan.reason, plan.message, { serving });
     }
     await sourceStore.put(sourceKey, source);
     const now = new Date().toISOString();
@@ -105,6 +107,11 @@ export class AppService {
           currentVersion: existing?.currentVersion ?? 0,
           createdAt: existing?.createdAt ?? now,
           lastDeployedAt: now,
+          liveVersion: existing?.liveVersion,
+          // Until the machine takes the deploy up; a new app that cannot run failed here.
+          lastDeploy: plan.ok
+            ? existing?.lastDeploy
+            : { version, outcome: 'Failed', reason: plan.reason, message: plan.message },
           snapshot: existing?.snapshot,
         });
         store.addVersion({
@@ -116,6 +123,12 @@ export class AppService {
           entrypoint,
           sourceHash: info.hash,
           sourceKey,
+          env: metadata.env,
+          allowedHosts: metadata.allowedHosts,
+          ttl: metadata.ttl,
+          ...(plan.ok
+            ? { outcome: 'Pending' as const }
+            : { outcome: 'Failed' as const, reason: plan.reason, message: plan.message }),
         });
       });
     } catch (err) {
@@ -207,20 +220,3 @@ export interface DeployOutcome {
 
 /** Admins, and everyone when auth is disabled, see every app. */
 const seesAll = (identity: Identity): boolean => isAdmin(identity);
-
-/** A deploy that failed: the spec's `deploy_failed`, with the app's diagnosis in details. */
-export function deployFailed(
-  appId: string,
-  reason: string,
-  message: string,
-  logs?: string[],
-): AppError {
-  return new AppError(500, 'deploy_failed', `deploy of ${appId} failed: ${reason}: ${message}`, {
-    app_id: appId,
-    phase: 'Failed',
-    reason,
-    message,
-    status_url: `/v1/apps/${appId}`,
-    ...(logs ? { logs } : {}),
-  });
-}

@@ -1,4 +1,4 @@
-import type { AppRecord } from '../persistence/store.js';
+import type { AppRecord, DeployRecord, EnvItem } from '../persistence/store.js';
 
 /** The spec's App resource (§2): list item, single-app response and rollback response. */
 export interface AppView {
@@ -11,7 +11,16 @@ export interface AppView {
   last_deployed_at: string;
   reason: string;
   message: string;
+  /** The version that serves (or wakes on the next request); null when nothing can serve. */
+  live_version: number | null;
+  /** How the newest deploy or rollback went. */
+  last_deploy: DeployRecord | null;
+  /** The env of the newest deploy, names only: values never leave the server. */
+  env: { name: string }[];
 }
+
+/** Env names without their values, for every view. */
+export const envNames = (env: EnvItem[]): { name: string }[] => env.map((e) => ({ name: e.name }));
 
 export function appView(app: AppRecord): AppView {
   const view: AppView = {
@@ -23,6 +32,9 @@ export function appView(app: AppRecord): AppView {
     last_deployed_at: app.lastDeployedAt,
     reason: app.reason,
     message: app.message,
+    live_version: app.phase === 'Failed' ? null : (app.liveVersion ?? null),
+    last_deploy: app.lastDeploy ?? null,
+    env: envNames(app.env),
   };
   if (app.url) view.url = app.url;
   return view;

@@ -61,9 +61,15 @@ export class AuditedActions {
     });
   }
 
-  /** A deploy was accepted: `ok` even when still on its way (202), `failed` when the app failed. */
-  deployed(identity: Identity, app: AppRecord, hash: string): void {
-    this.recorded(identity, 'deploy', app, app.phase === 'Failed' ? 'failed' : 'ok', hash);
+  /**
+   * A deploy was accepted: `ok` even when still on its way (202), `failed` when its version failed
+   * (the app may still be Ready on the version before it).
+   */
+  deployed(identity: Identity, app: AppRecord, version: number, hash: string): void {
+    const last = app.lastDeploy;
+    const failed =
+      app.phase === 'Failed' || (last?.version === version && last.outcome === 'Failed');
+    this.recorded(identity, 'deploy', app, failed ? 'failed' : 'ok', hash);
   }
 
   /**

@@ -7,14 +7,15 @@
 import type { Readable } from 'node:stream';
 import type { AppRegistry } from '../actors/registry.js';
 import { AppError, notFound } from '../errors.js';
-import type { AppRecord, Store, VersionRecord } from '../persistence/store.js';
+import type { AppRecord, Outcome, Store, VersionRecord } from '../persistence/store.js';
+import { envNames } from './app-view.js';
 import { mintSourceKey } from '../sources/keys.js';
 import type { SourceStore } from '../sources/source-store.js';
 
 /** Versions kept per app (design.md §6); older ones and their blobs are pruned. */
 export const HISTORY_CAP = 20;
 
-/** The spec's Version entry (§2). */
+/** The spec's Version entry (§2), with the release it is: metadata (env names only) and outcome. */
 export interface VersionView {
   version: number;
   timestamp: string;
@@ -22,6 +23,16 @@ export interface VersionView {
   lane: string;
   source_hash: string;
   rolled_back_from?: number;
+  runtime: { template: string; lane: string; entrypoint?: string };
+  env: { name: string }[];
+  egress: { allowed_hosts: string[] };
+  ttl: string;
+  /** Absent on versions deployed before outcomes were recorded. */
+  outcome?: Outcome;
+  reason?: string;
+  message?: string;
+  /** True on the version that serves now (the app's live_version). */
+  live: boolean;
 }
 
 export interface HistoryDeps {
@@ -41,9 +52,12 @@ export interface RollbackOutcome {
 export class HistoryService {
   constructor(private readonly deps: HistoryDeps) {}
 
-  /** Newest first: the first is what runs now (or is on its way). */
+  /** Newest first; `live` marks the one that serves, which a failed deploy leaves in place. */
   versions(appId: string): VersionView[] {
-    return this.deps.store.listVersions(appId).map(versionView);
+    const { store } = this.deps;
+    const app = store.getApp(appId);
+    if (!app) return [];
+    return store.listVersions(appId).map((v) => versionView(v, app));
   }
 
   /** Redeploys version `target`'s source as a new version; waits up to the budget for Ready. */
@@ -88,26 +102,33 @@ export class HistoryService {
       // Read again inside the transaction: the app may have been deleted meanwhile.
       const app = store.getApp(appId);
       if (!app) throw notFound('app');
+      // The whole release comes back, env and egress included; old versions that never kept
+      // their metadata take the app's current one.
+      const release = {
+        lane: from.lane,
+        template: from.template,
+        entrypoint: from.entrypoint,
+        env: from.env ?? app.env,
+        allowedHosts: from.allowedHosts ?? app.allowedHosts,
+        ttl: from.ttl ?? app.ttl,
+      };
       store.putApp({
         ...app,
+        ...release,
         phase: 'Pending',
         reason: 'Queued',
         message: `version ${version} queued (rollback to version ${from.version})`,
-        lane: from.lane,
-        template: from.template,
-        entrypoint: from.entrypoint,
         lastDeployedAt: now,
       });
       store.addVersion({
+        ...release,
         appId,
         version,
         timestamp: now,
-        template: from.template,
-        lane: from.lane,
-        entrypoint: from.entrypoint,
         sourceHash: from.sourceHash,
         sourceKey,
         rolledBackFrom: from.version,
+        outcome: 'Pending',
       });
     });
   }
@@ -119,15 +140,26 @@ export class HistoryService {
   }
 }
 
-export function versionView(v: VersionRecord): VersionView {
+/** Versions that never kept their metadata show their app's current one, as a rollback uses. */
+export function versionView(v: VersionRecord, app: AppRecord): VersionView {
+  const runtime: VersionView['runtime'] = { template: v.template, lane: v.lane };
+  if (v.entrypoint !== undefined) runtime.entrypoint = v.entrypoint;
   const view: VersionView = {
     version: v.version,
     timestamp: v.timestamp,
     template: v.template,
     lane: v.lane,
     source_hash: v.sourceHash,
+    runtime,
+    env: envNames(v.env ?? app.env),
+    egress: { allowed_hosts: v.allowedHosts ?? app.allowedHosts },
+    ttl: v.ttl ?? app.ttl,
+    live: app.phase !== 'Failed' && app.liveVersion === v.version,
   };
   if (v.rolledBackFrom !== undefined) view.rolled_back_from = v.rolledBackFrom;
+  if (v.outcome !== undefined) view.outcome = v.outcome;
+  if (v.reason !== undefined) view.reason = v.reason;
+  if (v.message !== undefined) view.message = v.message;
   return view;
 }
 

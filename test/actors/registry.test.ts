@@ -127,7 +127,11 @@ describe('deploy', () => {
     await vi.advanceTimersByTimeAsync(10 * 60_000);
     expect(row()?.phase).toBe('Failed'); // no restart loop
     expect(w.runtime.sandboxes).toHaveLength(1);
-    expect(w.registry.logs('web').map((l) => l.text)).toContain('app exited with code 3');
+    expect(w.registry.logs('web').map((l) => l.text)).toEqual([
+      '[slipway] version 1 starting',
+      '[slipway] version 1 failed: AppExited: version 1 exited with code 3 before it answered; last lines:',
+    ]);
+    expect(w.store.getVersion('web', 1)).toMatchObject({ outcome: 'Failed', reason: 'AppExited' });
   });
 
   it('fails with StartFailed when inject fails otherwise, and a redeploy fixes a Failed app', async () => {

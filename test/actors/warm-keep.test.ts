@@ -128,18 +128,22 @@ describe('keeping the previous sandbox warm', () => {
     expect(vi.getTimerCount()).toBe(0);
   });
 
-  it('keeps the serving version when a deploy fails, so the rollback is instant', async () => {
+  it('leaves the serving version serving when a deploy fails, and keeps nothing extra', async () => {
     stage(w, 'web', 1);
     const first = await deployed('web', 1);
     stage(w, 'web', 2);
     w.runtime.injectScript.push({ code: 1, signal: null, lastLines: ['broken'] });
-    expect(await w.registry.deploy('web', 2)).toMatchObject({ phase: 'Failed' });
+    expect(await w.registry.deploy('web', 2)).toMatchObject({
+      phase: 'Ready',
+      currentVersion: 1,
+      liveVersion: 1,
+      lastDeploy: { version: 2, outcome: 'Failed', reason: 'AppExited' },
+    });
     await flush();
-    expect(w.registry.serving('web')).toBeUndefined();
-    expect(w.registry.kept('web')).toEqual([first?.id]);
-    stageRollback('web', 3, 1);
-    expect(await w.registry.deploy('web', 3)).toMatchObject({ phase: 'Ready' });
     expect(serving()).toBe(first);
+    expect(first?.reaped).toBe(false);
+    expect(w.registry.kept('web')).toEqual([]);
+    expect(w.runtime.live('web')).toEqual([first]);
   });
 
   it('forgets a kept sandbox that dies, without calling it a crash or logging its lines', async () => {

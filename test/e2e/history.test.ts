@@ -54,8 +54,9 @@ describe('deploy history and rollback', () => {
       source_hash: before[2]?.source_hash,
     });
     expect(after[0]?.timestamp).toMatch(/^\d{4}-\d\d-\d\dT.*Z$/);
-    // History is not rewritten: the older entries are exactly as they were.
-    expect(after.slice(1)).toEqual(before);
+    expect(after[0]).toMatchObject({ outcome: 'Ready', live: true });
+    // History is not rewritten: the older entries are as they were, only no longer live.
+    expect(after.slice(1)).toEqual(before.map((v) => ({ ...v, live: false })));
     expect(after.slice(1).every((v) => v.rolled_back_from === undefined)).toBe(true);
     const page = await fetchApp(String((res.body as { url: string }).url));
     expect(page.body).toContain('version one');
@@ -83,7 +84,7 @@ describe('deploy history and rollback', () => {
     expect(cold).not.toBe(p1);
   });
 
-  it('recovers from a broken deploy by rolling back to what served before it', async () => {
+  it('keeps what served serving through a broken deploy; a rollback then restores it', async () => {
     const first = await deploy(server.baseURL, ALICE, { name: 'fixme' }, await nodeApp('good'));
     const url = String(first.body.url);
     const good = (await fetchApp(url)).body;
@@ -92,13 +93,28 @@ describe('deploy history and rollback', () => {
       'server.js': 'throw new Error("fixme is broken");',
     });
     const bad = await deploy(server.baseURL, ALICE, { name: 'fixme' }, broken);
-    expect(bad.body).toMatchObject({ code: 'deploy_failed', details: { phase: 'Failed' } });
-    expect((await fetchApp(url)).status).toBe(404);
+    expect(bad.body).toMatchObject({
+      code: 'deploy_failed',
+      message: expect.stringMatching(/version 1 is still serving$/) as unknown,
+      details: { phase: 'Ready', reason: 'AppExited', live_version: 1 },
+    });
+    expect((await fetchApp(url)).body).toBe(good);
+    expect((await versions('fixme'))[0]).toMatchObject({
+      version: 2,
+      outcome: 'Failed',
+      reason: 'AppExited',
+      live: false,
+    });
 
     const res = await rollback('fixme', 1);
     expect(res.status).toBe(200);
-    expect((await fetchApp(url)).body).toBe(good);
-    expect((await versions('fixme'))[0]).toMatchObject({ version: 3, rolled_back_from: 1 });
+    expect((await fetchApp(url)).body).toMatch(/^good /);
+    expect((await versions('fixme'))[0]).toMatchObject({
+      version: 3,
+      rolled_back_from: 1,
+      outcome: 'Ready',
+      live: true,
+    });
   });
 
   it('refuses versions not in the history with unknown_version, leaving it as it was', async () => {

@@ -56,6 +56,7 @@ describe('SseStream', () => {
   it('splits multi-line data so that no line can end a frame early', () => {
     expect(frame('a\nb\r\nc', 'app')).toBe('event: app\ndata: a\ndata: b\ndata: c\n\n');
     expect(frame('one')).toBe('data: one\n\n');
+    expect(frame('one', undefined, '3')).toBe('id: 3\ndata: one\n\n');
   });
 
   it('drops a client that stops reading, and keeps serving one that reads', async () => {

@@ -66,8 +66,17 @@ describe('MCP deploy and app tools against real sandboxes', () => {
       name: 'multi',
       files: { 'notes.txt': 'nothing to run' },
     });
-    expect(error).toMatchObject({ code: 'deploy_failed', details: { reason: 'NoEntrypoint' } });
-    expect(result.structuredContent).toMatchObject({ app_id: 'multi', phase: 'Failed', logs: [] });
+    expect(error).toMatchObject({
+      code: 'deploy_failed',
+      message: expect.stringContaining('version 2 is still serving') as unknown,
+      details: { reason: 'NoEntrypoint', live_version: 2 },
+    });
+    expect(result.structuredContent).toMatchObject({
+      app_id: 'multi',
+      phase: 'Ready',
+      live_version: 2,
+      logs: [],
+    });
     const app = await ok(client, 'get_app', { app_id: 'multi' });
     expect(app).toMatchObject({ phase: 'Ready' });
     expect((await fetchApp(String(app.url))).body).toBe('howdy, agent\n');

@@ -89,6 +89,7 @@ const describeTransition = (t: AnyTransitionDefinition): string =>
 const effectsSummary = (effects: AppEffect[]) => ({
   reaps: effects.filter((e) => e.type === 'reap' || e.type === 'retire').length,
   notices: effects.flatMap((e) => (e.type === 'notify' ? [`${e.kind}:${e.initiator}`] : [])),
+  notes: effects.flatMap((e) => (e.type === 'note' ? [`[slipway] ${e.text}`] : [])),
 });
 
 describe('app machine model', () => {

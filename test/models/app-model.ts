@@ -35,7 +35,8 @@ const owedStale = (_s: AppState, c: AppContext) => stale(c) !== -1;
 export const VARIANTS: Record<string, Variant> = {
   DEPLOY: {
     when: () => true,
-    make: (c) => ({ type: 'DEPLOY', version: c.version + 1, ttlMs: INPUT.ttlMs }),
+    // Every deploy stores a new version, whatever the one it replaces.
+    make: (c) => ({ type: 'DEPLOY', version: c.deploys + 1, ttlMs: INPUT.ttlMs }),
   },
   DELETE: { when: () => true, make: () => ({ type: 'DELETE' }) },
   PREPARED: {
@@ -49,6 +50,7 @@ export const VARIANTS: Record<string, Variant> = {
       attempt: c.attempt,
       reason: 'UnknownTemplate',
       message: PREPARE_MESSAGE,
+      at: AT,
     }),
   },
   'CLAIMED:current': {
@@ -96,7 +98,7 @@ export const VARIANTS: Record<string, Variant> = {
   HEALTHY: { when: starting, make: (c) => ({ type: 'HEALTHY', attempt: c.attempt, at: AT }) },
   START_FAILED: {
     when: starting,
-    make: (c) => ({ type: 'START_FAILED', attempt: c.attempt, message: 'bad' }),
+    make: (c) => ({ type: 'START_FAILED', attempt: c.attempt, message: 'bad', at: AT }),
   },
   'APP_EXITED:starting': {
     when: starting,
@@ -160,6 +162,8 @@ export function abstract(value: unknown, c: AppContext): string {
     c.crashes.length,
     c.claimsOwed.includes(c.attempt),
     c.claimsOwed.some((a) => a !== c.attempt),
+    c.live !== null,
+    c.lastDeploy?.outcome ?? null,
   ]);
 }
 
@@ -167,6 +171,8 @@ export function abstract(value: unknown, c: AppContext): string {
 export function facts(c: AppContext) {
   return {
     version: c.version,
+    live: c.live,
+    lastDeploy: c.lastDeploy,
     deploys: c.deploys,
     attempt: c.attempt,
     claimsOwed: c.claimsOwed,

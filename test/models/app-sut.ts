@@ -24,6 +24,7 @@ export class AppSut {
   private version = 1;
   private reaps = 0;
   private notices = 0;
+  private lines = 0;
 
   async begin(): Promise<void> {
     this.w.runtime.manual = true;
@@ -93,11 +94,13 @@ export class AppSut {
       case 'RESTORE':
       case 'RESTORE:fresh':
         await this.w.restart();
+        this.lines = 0; // a new server's log rings start empty
         break;
       case 'RESTORE:elapsed':
         await registry.stop();
         vi.setSystemTime(Date.now() + 2_000); // the server was down past the idle deadline
         await this.w.restart();
+        this.lines = 0;
         break;
       case 'DELETE':
         await registry.delete(APP);
@@ -109,10 +112,16 @@ export class AppSut {
   }
 
   /** Asserts the real system shows what the model says, and asked for the same effects. */
-  check(model: ModelSnapshot, effects: { reaps: number; notices: string[] }): void {
+  check(
+    model: ModelSnapshot,
+    effects: { reaps: number; notices: string[]; notes: string[] },
+  ): void {
     const { store, runtime, registry, events } = this.w;
     const state = stateOf(model);
     const row = store.getApp(APP);
+    const lines = registry.logs(APP).slice(this.lines);
+    this.lines += lines.length;
+    expect(lines.map((l) => l.text)).toEqual(effects.notes);
     const newNotices = events.filter((e) => e.kind !== 'phase').slice(this.notices);
     this.notices += newNotices.length;
     expect(newNotices.map((e) => `${e.kind}:${e.initiator}`)).toEqual(effects.notices);
@@ -138,6 +147,12 @@ export class AppSut {
       message: model.context.message,
       currentVersion: model.context.version,
     });
+    expect(row?.liveVersion ?? null).toBe(model.context.live);
+    expect(row?.lastDeploy ?? null).toEqual(model.context.lastDeploy);
+    const last = model.context.lastDeploy;
+    if (last && last.outcome !== 'Pending') {
+      expect(store.getVersion(APP, last.version)).toMatchObject(last);
+    }
     const serving = registry.serving(APP) as FakeSandbox | undefined;
     expect(serving !== undefined).toBe(model.context.serving !== null);
     if (serving) expect(serving.live).toBe(true);

@@ -5,6 +5,8 @@
  */
 export interface SseFrame {
   event?: string;
+  /** On log streams: the version the line belongs to. */
+  id?: string;
   data?: string;
   comment?: string;
 }
@@ -119,6 +121,7 @@ function parse(block: string): SseFrame {
   for (const line of block.split('\n')) {
     if (line.startsWith(':')) frame.comment = line.slice(1).trim();
     else if (line.startsWith('event: ')) frame.event = line.slice(7);
+    else if (line.startsWith('id: ')) frame.id = line.slice(4);
     else if (line.startsWith('data: ')) data.push(line.slice(6));
   }
   if (data.length > 0) frame.data = data.join('\n');

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AppError } from '../../errors.js';
-import { deployFailed } from '../../services/app-service.js';
+import { deployFailure } from '../../services/deploy-failure.js';
 import { validateMetadata } from '../../services/deploy-metadata.js';
 import { decodeTarball, packFiles } from '../pack-files.js';
 import { messageField, phaseField, reasonField, urlField } from '../schemas.js';
@@ -31,6 +31,13 @@ const output = {
     .int()
     .optional()
     .describe('Version number this deploy created in the history (see list_versions).'),
+  live_version: z
+    .number()
+    .int()
+    .optional()
+    .describe(
+      'On a failed redeploy: the earlier version that is still serving (phase stays Ready).',
+    ),
   logs: z
     .array(z.string())
     .optional()
@@ -46,8 +53,10 @@ export const deployApp = defineTool({
     'version. Send the source as `files` (path → content) or `tarball_base64`. Static sites need ' +
     'an index.html; node apps a package.json with "main" (or server.js at the root); python apps ' +
     'app.py, main.py or server.py. Apps must listen on the PORT environment variable. Waits up to ' +
-    'about 10 s: phase Ready comes with url; Failed comes as an error with reason, message and logs to ' +
-    'fix and deploy again; any other phase means still starting: poll get_app.',
+    'about 10 s: phase Ready comes with url; a failure comes as an error with reason, message and ' +
+    'logs to fix and deploy again. A failed redeploy never takes the app down: the version that ' +
+    'served keeps serving (live_version says which). Any other phase means still starting: poll ' +
+    'get_app.',
   input: {
     name: z
       .string()
@@ -116,10 +125,9 @@ export const deployApp = defineTool({
       });
     if (outcome instanceof ToolFailure) return outcome;
     const { app, version } = outcome;
-    if (app.phase === 'Failed') {
-      const logs = lastLogLines(ctx.services.registry, app.id, FAILURE_LOG_LINES);
-      return failure(deployFailed(app.id, app.reason, app.message, logs), version);
-    }
+    const logs = lastLogLines(ctx.services.registry, app.id, FAILURE_LOG_LINES, version);
+    const failed = deployFailure(app, version, logs);
+    if (failed) return failure(failed, version);
     const result: Output = {
       app_id: app.id,
       phase: app.phase,
@@ -152,11 +160,13 @@ function failure(error: AppError, version?: number): ToolFailure<Output> {
   const logs = Array.isArray(details.logs) ? details.logs.map(String) : [];
   const structured: Output = {
     app_id: text('app_id'),
-    phase: 'Failed',
+    // Ready when an earlier version still serves (blue/green), else Failed.
+    phase: text('phase') || 'Failed',
     reason: text('reason'),
     message: text('message'),
     logs,
   };
   if (version !== undefined) structured.version = version;
+  if (typeof details.live_version === 'number') structured.live_version = details.live_version;
   return new ToolFailure(error, structured);
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { deployFailed } from '../../services/app-service.js';
+import { deployFailure } from '../../services/deploy-failure.js';
 import { appView } from '../../services/app-view.js';
 import { appIdArg, appShape } from '../schemas.js';
 import { defineTool, ToolFailure } from '../tool.js';
@@ -17,15 +17,38 @@ const versionShape = {
     .number()
     .int()
     .optional()
-    .describe('Set on a version made by a rollback: the version whose source it restored.'),
+    .describe('Set on a version made by a rollback: the version whose release it restored.'),
+  runtime: z
+    .object({
+      template: z.string(),
+      lane: z.string(),
+      entrypoint: z.string().optional(),
+    })
+    .describe('How this version runs; a rollback restores it.'),
+  env: z
+    .array(z.object({ name: z.string() }))
+    .describe('Names of the env variables this version runs with; values are never returned.'),
+  egress: z
+    .object({ allowed_hosts: z.array(z.string()) })
+    .describe('Outbound hosts this version may reach.'),
+  ttl: z.string().describe('Idle time before this version is suspended.'),
+  outcome: z
+    .string()
+    .optional()
+    .describe('Pending while it deploys, Ready once it served, Failed with reason and message.'),
+  reason: z.string().optional().describe('When Failed: the machine-readable cause.'),
+  message: z.string().optional().describe('When Failed: what went wrong.'),
+  live: z.boolean().describe("True on the version that serves now (the app's live_version)."),
 };
 
 export const listVersions = defineTool({
   name: 'list_versions',
   title: 'List deploy history',
   description:
-    "Lists an app's versions, newest first; the first is what runs now (or is on its way). Use " +
-    'it to pick a version for rollback_app. Only the 20 newest versions are kept.',
+    "Lists an app's versions (releases), newest first, each with its outcome (Pending, Ready, " +
+    'Failed with reason) and its metadata (runtime, env names, egress, ttl); `live` marks the one ' +
+    'that serves, which a failed deploy leaves in place. Use it to pick a version for ' +
+    'rollback_app. Only the 20 newest versions are kept.',
   input: { app_id: appIdArg },
   output: {
     items: z.array(z.object(versionShape)).describe('The versions, newest first.'),
@@ -49,9 +72,10 @@ export const rollbackApp = defineTool({
   name: 'rollback_app',
   title: 'Roll back an app',
   description:
-    "Redeploys an earlier version's source as a new version at the head of the history (history " +
-    'is never rewritten) and waits up to about 10 s. Use it when a deploy broke the app. Answers ' +
-    'like deploy_app: Ready with url, Failed as an error with logs, else poll get_app.',
+    "Redeploys an earlier version's whole release (source, env, runtime, egress, ttl) as a new " +
+    'version at the head of the history (history is never rewritten) and waits up to about 10 s. ' +
+    'Use it when a deploy broke the app. Answers like deploy_app: Ready with url, a failure as an ' +
+    'error with logs (the version that served keeps serving), else poll get_app.',
   input: {
     app_id: appIdArg,
     // Any integer, as over HTTP: one not in the history is the service's `unknown_version`.
@@ -62,9 +86,8 @@ export const rollbackApp = defineTool({
   async run({ app_id, version }, { identity, services }) {
     const outcome = await services.apps.rollback(identity, app_id, version);
     const view = { ...appView(outcome.app), version: outcome.version };
-    if (outcome.app.phase !== 'Failed') return view;
-    const logs = lastLogLines(services.registry, app_id, FAILURE_LOG_LINES);
-    const { reason, message } = outcome.app;
-    return new ToolFailure(deployFailed(app_id, reason, message, logs), { ...view, logs });
+    const logs = lastLogLines(services.registry, app_id, FAILURE_LOG_LINES, outcome.version);
+    const failure = deployFailure(outcome.app, outcome.version, logs);
+    return failure ? new ToolFailure(failure, { ...view, logs }) : view;
   },
 });

@@ -1,0 +1,36 @@
+/**
+ * Slipway's own lines in an app's log (`[slipway] serving version 3`): what happened to which
+ * version, in the words a developer reading the stream needs. The supervisor adds the prefix.
+ */
+import { describeExit } from './app-status.js';
+import type { AppContext, AppMachineEvent } from './app-types.js';
+
+export type NoteKind =
+  'starting' | 'serving' | 'failed' | 'restarting' | 'exited' | 'idle' | 'suspended' | 'woke';
+
+type Write = (c: AppContext, e: AppMachineEvent) => string;
+
+const NOTES: Record<NoteKind, Write> = {
+  starting: (c) => `version ${c.version} starting`,
+  serving: (c) => `serving version ${c.version}`,
+  // Written before the candidate is dropped: `version` is the one that failed, `live` what serves.
+  failed: (c) =>
+    `version ${c.version} failed: ${c.reason}: ${firstLine(c.message)}` +
+    (c.serving !== null && c.live !== null ? `; version ${c.live} is still serving` : ''),
+  restarting: (c, e) => `version ${c.version} exited with ${exitOf(e)}, restarting`,
+  exited: (c, e) =>
+    `version ${c.live ?? '?'} exited with ${exitOf(e)} while version ${c.version} deploys`,
+  idle: () => 'suspended (idle)',
+  suspended: () => 'suspended',
+  woke: (c) => `woke; starting version ${c.version}`,
+};
+
+export function noteText(kind: NoteKind, c: AppContext, e: AppMachineEvent): string {
+  return NOTES[kind](c, e);
+}
+
+const exitOf = (e: AppMachineEvent): string =>
+  e.type === 'APP_EXITED' ? describeExit(e) : 'an unknown status';
+
+/** Messages may carry the app's last lines; those are in the log already. */
+const firstLine = (text: string): string => text.split('\n', 1)[0] ?? '';

@@ -11,8 +11,12 @@ export type WaitOutcome =
 const INTERVAL_MS = 1;
 /** How often the socket tables and CPU counters are read. */
 const SCAN_MS = 50;
-/** A timer this late means the app's own code held our event loop: it was working. */
-const LAG_MS = 100;
+/**
+ * CPU our own process spent between two scans beyond what polling costs: a node app runs in it,
+ * and its code holding our event loop is work. Wall-clock lag alone is not: a loaded host delays
+ * every timer without the app doing anything.
+ */
+const OWN_CPU_MS = 100;
 /** A lone listener on another port must stay alone this long before it is taken for the app's. */
 const OTHER_PORT_MS = 250;
 /** No listener, no output and no CPU for this long: the app waits for nothing (issue 10). */
@@ -76,8 +80,8 @@ export function waitForApp(
 
 /** The periodic look at the sandbox: another port to route to, or an app doing nothing. */
 function watch(port: number, opts: WaitOptions, finish: (outcome: WaitOutcome) => void) {
-  let lastScan = Date.now();
-  let lastLife = lastScan;
+  let lastLife = Date.now();
+  let ownCpu = process.cpuUsage();
   let output = opts.output();
   let cpu = cpuTicks(process.pid);
   let lone: { listener: Listener; since: number } | undefined;
@@ -86,8 +90,10 @@ function watch(port: number, opts: WaitOptions, finish: (outcome: WaitOutcome) =
     const nextCpu = cpuTicks(process.pid);
     const worked = [...nextCpu].some(([pid, ticks]) => ticks > (cpu.get(pid) ?? -1));
     const spoke = opts.output() !== output;
-    if (worked || spoke || now - lastScan > SCAN_MS + LAG_MS) lastLife = now;
-    [cpu, output, lastScan] = [nextCpu, opts.output(), now];
+    const own = process.cpuUsage(ownCpu);
+    const computed = (own.user + own.system) / 1000 >= OWN_CPU_MS;
+    if (worked || spoke || computed) lastLife = now;
+    [cpu, output, ownCpu] = [nextCpu, opts.output(), process.cpuUsage()];
     const open = listeners().filter((l) => !opts.ignore.includes(l.port));
     if (open.length > 0) lastLife = now;
     const ports = new Set(open.map((l) => l.port));

@@ -87,16 +87,23 @@ describe('the port the app listens on', () => {
     );
   });
 
-  it('fails within seconds, naming $PORT, an app that listens nowhere and sleeps', async () => {
-    const started = Date.now();
-    const err = await deploy(t, 'python', {
-      'app.py': 'import time\nprint("up, but no server", flush=True)\ntime.sleep(600)\n',
-    }).catch((e: unknown) => e);
-    const tookMs = Date.now() - started;
-    expect(err).toBeInstanceOf(RuntimeError);
-    expect((err as RuntimeError).transient).toBe(false);
-    expect((err as RuntimeError).message).toMatch(/not listening on \$PORT \(8080\)/);
-    // The idle limit is 5 s; the start timeout (30 s) is not what ended it.
-    expect(tookMs).toBeLessThan(15_000);
-  });
+  it.each([
+    [
+      'python',
+      { 'app.py': 'import time\nprint("up, but no server", flush=True)\ntime.sleep(600)\n' },
+    ],
+    // In the agent's own process: its timers keep the loop alive, and it does nothing.
+    ['node', { 'server.js': 'console.log("up, but no server"); setInterval(() => {}, 1000);' }],
+  ])(
+    'fails within seconds, naming $PORT, a %s app that listens nowhere and sleeps',
+    async (template, files) => {
+      const err = await deploy(t, template, files).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(RuntimeError);
+      expect((err as RuntimeError).transient).toBe(false);
+      // The idle rule ended it (its own message), not the 30 s start timeout.
+      expect((err as RuntimeError).message).toMatch(
+        /^the app is not listening on \$PORT \(8080\), nor on any other TCP port, and has printed nothing and used no CPU for 5 s/,
+      );
+    },
+  );
 });

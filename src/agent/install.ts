@@ -1,9 +1,10 @@
 import { rmSync } from 'node:fs';
-import { errorText, info } from './diag.js';
+import { clearApp, uploadArtifact } from './artifact.js';
+import { errorText, info, warn } from './diag.js';
 import type { InjectContext } from './inject.js';
 import { BUILD_COMMAND, nodeSteps, NPM_CACHE, pythonSteps } from './install-plan.js';
 import { runStep, type InstallStep } from './install-step.js';
-import type { InstallRequest, InstallResponse } from './protocol.js';
+import { APP_DIR, type InstallRequest, type InstallResponse } from './protocol.js';
 import { killStrays } from './strays.js';
 import { BadSourceError, pullAndUnpack } from './unpack.js';
 
@@ -25,6 +26,7 @@ export async function runInstall(ctx: InjectContext, req: InstallRequest): Promi
     ctx.phase = 'failed';
     return { status, body: { ok: false, error } };
   };
+  if (req.artifact?.restore) return restore(ctx, req, req.artifact.key, t0);
   try {
     await pullAndUnpack(req.sourceKey, ctx.token);
   } catch (err) {
@@ -52,11 +54,55 @@ export async function runInstall(ctx: InjectContext, req: InstallRequest): Promi
     const killed = await killStrays([ctx.python?.pid]);
     if (killed > 0) info('killed what the install step left running', { processes: killed });
   }
+  const tInstalled = performance.now();
+  // Before the app's first line runs: what is packed is what the install made, nothing more.
+  const artifact = req.artifact ? await store(req.artifact.key, ctx.token, deadline) : undefined;
   ctx.phase = 'installed';
   ctx.installed = req.sourceKey;
   ctx.built = steps.some((step) => step.command === BUILD_COMMAND);
-  const ms = { pull: round(tPull - t0), install: round(performance.now() - tPull) };
-  return { status: 200, body: { ok: true, ms, steps: steps.map((s) => s.command) } };
+  const ms = {
+    pull: round(tPull - t0),
+    install: round(tInstalled - tPull),
+    ...(artifact ? { artifact: round(performance.now() - tInstalled) } : {}),
+  };
+  const body = { ok: true as const, ms, steps: steps.map((s) => s.command) };
+  return { status: 200, body: artifact ? { ...body, artifact } : body };
+}
+
+/** The release's built tree instead of an install: the steps are planned, never run. */
+async function restore(ctx: InjectContext, req: InstallRequest, key: string, t0: number) {
+  try {
+    await pullAndUnpack(key, ctx.token, APP_DIR, true);
+  } catch (err) {
+    clearApp();
+    ctx.phase = 'idle';
+    const error = `the built artifact cannot be used: ${errorText(err)}`;
+    return { status: 410, body: { ok: false as const, error } };
+  }
+  let steps: InstallStep[];
+  try {
+    steps = plan(ctx, req);
+  } catch (err) {
+    ctx.phase = 'failed';
+    return { status: 400, body: { ok: false as const, error: errorText(err) } };
+  }
+  ctx.phase = 'installed';
+  ctx.installed = req.sourceKey;
+  ctx.built = steps.some((step) => step.command === BUILD_COMMAND);
+  const ms = { pull: round(performance.now() - t0), install: 0 };
+  return { status: 200, body: { ok: true as const, ms, steps: [], artifact: 'restored' as const } };
+}
+
+/** A failed upload costs the next wake an install, not this deploy: it is only logged. */
+async function store(key: string, token: string, deadline: number) {
+  try {
+    const bytes = await uploadArtifact(key, token, deadline);
+    info('built tree stored', { bytes });
+    return 'stored' as const;
+  } catch (err) {
+    warn('built tree not stored', { error: errorText(err) });
+    return 'not stored' as const;
+  }
 }
 
 function plan(ctx: InjectContext, req: InstallRequest): InstallStep[] {

@@ -61,6 +61,12 @@ export interface InstallRequest {
   npm?: NpmInstall;
   /** The python template's install: the host's package index and CA. */
   pip?: PipInstall;
+  /**
+   * The release's built tree on the host (`/internal/artifacts/<key>.tar.gz`). `restore`: unpack it
+   * instead of pulling the source and installing (410 when it cannot be used: /app is empty again
+   * and the sandbox idle, ready for a real install). Else: after the install, pack /app and PUT it.
+   */
+  artifact?: { key: string; restore: boolean };
 }
 
 /** CA bundle for TLS to the index: a path the sandbox sees, or its contents to write out. */
@@ -97,9 +103,17 @@ export interface InstallFailure {
   lastLines: string[];
 }
 
-/** 200: installed; 424: a step failed (InstallFailure); 400: the source is unusable; 5xx: other. */
+/**
+ * 200: installed; 424: a step failed (InstallFailure); 400: the source is unusable; 410: the
+ * artifact to restore is unusable; 5xx: other.
+ */
 export type InstallResponse =
-  | { ok: true; ms: { pull: number; install: number }; steps: string[] }
+  | {
+      ok: true;
+      ms: { pull: number; install: number; artifact?: number };
+      steps: string[];
+      artifact?: 'restored' | 'stored' | 'not stored';
+    }
   | { ok: false; install: InstallFailure }
   | { ok: false; error: string };
 

@@ -21,19 +21,34 @@ export class BadSourceError extends Error {
   override name = 'BadSourceError';
 }
 
+/** Caps for a built tree (node_modules and all): bounded by the sandbox's own tmpfs anyway. */
+export const ARTIFACT_LIMITS = {
+  compressed: 512 * 1024 * 1024,
+  unpacked: 1024 * 1024 * 1024,
+  entries: 200_000,
+};
+
 /**
  * Pulls `/internal/sources/<key>.tar.gz` through the host's door and extracts it into /app in one
  * streaming pass: no temp file, and the tarball is checked entry by entry with the same rules the
  * upload was (absolute paths, `..`, links leaving the tree, devices and fifos are refused).
+ * `artifact`: pull `/internal/artifacts/<key>.tar.gz` instead, a built tree, streamed under
+ * ARTIFACT_LIMITS.
  */
-export async function pullAndUnpack(key: string, token: string, dest = APP_DIR): Promise<void> {
-  const response = await get(`/internal/sources/${encodeURIComponent(key)}.tar.gz`, token);
+export async function pullAndUnpack(
+  key: string,
+  token: string,
+  dest = APP_DIR,
+  artifact = false,
+): Promise<void> {
+  const kind = artifact ? 'artifacts' : 'sources';
+  const response = await get(`/internal/${kind}/${encodeURIComponent(key)}.tar.gz`, token);
   if (response.statusCode !== 200) {
     response.body.resume();
     throw new Error(`source door answered ${response.statusCode} for ${key}`);
   }
   mkdirSync(dest, { recursive: true, mode: 0o755 });
-  const tree = new SourceTree(MAX_ENTRIES);
+  const tree = new SourceTree(artifact ? ARTIFACT_LIMITS.entries : MAX_ENTRIES);
   const links: { path: string; target: string }[] = [];
   const made = new Set<string>(['']);
   const mkdirs = (dir: string) => {
@@ -71,7 +86,8 @@ export async function pullAndUnpack(key: string, token: string, dest = APP_DIR):
     stream.resume();
   });
 
-  await tarBytes(response.body)
+  const body = artifact ? Promise.resolve(streamed(response.body)) : tarBytes(response.body);
+  await body
     .then((source) => pipeline(source, extract))
     .catch((err: unknown) => {
       if (err instanceof BadSourceError) throw err;
@@ -143,6 +159,20 @@ async function tarBytes(body: Readable): Promise<Readable> {
   return Readable.from([compressed])
     .pipe(createGunzip({ chunkSize: 256 * 1024 }))
     .pipe(new ByteCap(MAX_UNPACKED, 'unpacked source'));
+}
+
+/** A large built tree is never held in memory: inflated as it streams, capped both sides. */
+function streamed(body: Readable): Readable {
+  const out = new PassThrough();
+  // pipe() would drop a failure midway (a corrupt gzip): the extract must hear of it.
+  pipeline(
+    body,
+    new ByteCap(ARTIFACT_LIMITS.compressed, 'compressed artifact'),
+    createGunzip({ chunkSize: 256 * 1024 }),
+    new ByteCap(ARTIFACT_LIMITS.unpacked, 'unpacked artifact'),
+    out,
+  ).catch((err: unknown) => out.destroy(err instanceof Error ? err : new Error(String(err))));
+  return out;
 }
 
 /**

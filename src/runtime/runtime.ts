@@ -62,6 +62,11 @@ export interface InjectSpec {
   env: EnvItem[];
   /** `egress.allowed_hosts`; empty = no egress at all. */
   allowedHosts: string[];
+  /**
+   * The version's `sha256:<hex>` source hash. With it, the general lane keeps the built tree of
+   * this release and a later start of it (wake, restart, rollback) unpacks that, not reinstalls.
+   */
+  sourceHash?: string;
 }
 
 export interface LogLine {

@@ -8,6 +8,7 @@ import type {
 import { formatDuration } from '../../config/duration.js';
 import { RuntimeError, type InjectSpec } from '../runtime.js';
 import type { EgressDoor } from './egress-door.js';
+import { artifactKey, type ArtifactStore } from './artifact-store.js';
 import { laneProblem } from './lanes.js';
 import { indexHosts, type PackageHosts } from './package-hosts.js';
 import type { LocalSandbox } from './sandbox.js';
@@ -15,6 +16,8 @@ import { callUntilClosed, endSoon, errorText, type Outcome } from './sandbox-cal
 
 export interface InstallDeps {
   installTimeoutMs: number;
+  /** Built trees by release; without it every start installs. */
+  artifacts?: ArtifactStore;
   /** The operator's `runtime.egress.allowPrivate`. */
   allowPrivate: string[];
   /** The host's package indexes, read once at runtime start. */
@@ -29,7 +32,9 @@ const HOST_GRACE_MS = 1_000;
  * The general lane's install: POST /install while the egress door also lets the sandbox reach the
  * host's package index (as a private exception too: mirrors often sit on private addresses). The
  * door is back to exactly the app's allowed_hosts before this returns or throws, so the app's
- * first line of code already runs under its own rules.
+ * first line of code already runs under its own rules. With a source hash, a release installed
+ * before is restored from its built tree instead (no index reachable), and a fresh install leaves
+ * one behind.
  */
 export async function installInto(
   sandbox: LocalSandbox,
@@ -46,6 +51,75 @@ export async function installInto(
     timeoutMs: deps.installTimeoutMs,
     ...('cli' in tool ? { npm: tool } : { pip: tool }),
   };
+  const key = keyOf(spec, tool, deps.artifacts);
+  try {
+    if (key !== undefined && (await restored(sandbox, spec, request, key, deps))) return;
+    if (key !== undefined) {
+      // The grant is spent by the one upload the agent makes after its install.
+      sandbox.allowSource(spec.sourceKey, { key, mode: 'put' });
+      request.artifact = { key, restore: false };
+    }
+    await install(sandbox, spec, door, deps, request, index);
+  } finally {
+    sandbox.allowSource(spec.sourceKey);
+  }
+}
+
+/**
+ * Unpacks the release's built tree in place of an install, with egress as narrow as the app's:
+ * true when it did. An artifact the agent cannot use is dropped, and the install runs instead.
+ */
+async function restored(
+  sandbox: LocalSandbox,
+  spec: InjectSpec,
+  request: InstallRequest,
+  key: string,
+  deps: InstallDeps,
+): Promise<boolean> {
+  if (!deps.artifacts?.has(key)) return false;
+  const where = { sandbox: sandbox.id, app: spec.appId };
+  sandbox.allowSource(spec.sourceKey, { key, mode: 'get' });
+  const body = { ...request, artifact: { key, restore: true } };
+  const timeoutMs = deps.installTimeoutMs + HOST_GRACE_MS;
+  const outcome = await callUntilClosed(sandbox, '/install', body, timeoutMs);
+  if (outcome.kind === 'reply' && outcome.reply.status === 200) {
+    const answer = outcome.reply.body as Extract<InstallResponse, { ok: true }>;
+    deps.log('app restored from its built tree, no install', { ...where, agentMs: answer.ms });
+    return true;
+  }
+  if (outcome.kind === 'reply' && outcome.reply.status === 410) {
+    deps.artifacts.remove(key);
+    deps.log('built tree unusable, removed; installing', { ...where, reply: outcome.reply.body });
+    return false;
+  }
+  throw await failure(sandbox, outcome, deps.installTimeoutMs);
+}
+
+/** No key, no artifact: a spec without a source hash installs every time. */
+function keyOf(
+  spec: InjectSpec,
+  tool: NpmInstall | PipInstall,
+  artifacts: ArtifactStore | undefined,
+): string | undefined {
+  if (!artifacts || !spec.sourceHash) return undefined;
+  const index = 'cli' in tool ? [tool.registry, tool.scoped] : [tool.index];
+  return artifactKey({
+    appId: spec.appId,
+    sourceHash: spec.sourceHash,
+    template: spec.template,
+    env: spec.env,
+    toolchain: JSON.stringify([process.version, ...index]),
+  });
+}
+
+async function install(
+  sandbox: LocalSandbox,
+  spec: InjectSpec,
+  door: EgressDoor,
+  deps: InstallDeps,
+  request: InstallRequest,
+  index: string[],
+): Promise<void> {
   const where = { sandbox: sandbox.id, app: spec.appId };
   door.setRules({
     allowedHosts: [...spec.allowedHosts, ...index],
@@ -61,7 +135,12 @@ export async function installInto(
   }
   if (outcome.kind === 'reply' && outcome.reply.status === 200) {
     const body = outcome.reply.body as Extract<InstallResponse, { ok: true }>;
-    deps.log('app installed', { ...where, steps: body.steps, agentMs: body.ms });
+    deps.log('app installed', {
+      ...where,
+      steps: body.steps,
+      agentMs: body.ms,
+      ...(body.artifact ? { builtTree: body.artifact } : {}),
+    });
     return;
   }
   throw await failure(sandbox, outcome, deps.installTimeoutMs);

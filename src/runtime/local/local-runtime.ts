@@ -8,7 +8,9 @@ import {
   type RuntimeStatus,
   type Sandbox,
 } from '../runtime.js';
+import { join } from 'node:path';
 import { callAgent } from './agent-client.js';
+import { openArtifactStore, type ArtifactLimits } from './artifact-store.js';
 import { egressLimits, SharedCount, type EgressLimits } from './egress-limits.js';
 import { prepareHost, readHostEnv, removeRuntimeDir, type HostSetup } from './host-setup.js';
 import { injectInto } from './inject-call.js';
@@ -41,8 +43,14 @@ export interface LocalRuntimeOptions {
   /** `runtime.egress` caps; defaults in egress-limits.ts. */
   egress?: { maxConnectionsPerSandbox?: number; maxConnections?: number; headTimeoutMs?: number };
   log?: (msg: string, extra?: object) => void;
+  /** Built trees kept under dataDir/artifacts: each at most maxBytes, all together totalBytes. */
+  artifacts?: Partial<ArtifactLimits>;
 }
 
+const DEFAULT_ARTIFACTS: ArtifactLimits = {
+  maxBytes: 512 * 1024 * 1024,
+  totalBytes: 4 * 1024 ** 3,
+};
 const DEFAULT_INSTALL_TIMEOUT_MS = 10 * 60_000;
 const DEFAULT_UIDS: UidRange = { first: 2_100_000_000, count: 65_536 };
 
@@ -60,6 +68,10 @@ export function createLocalRuntime(opts: LocalRuntimeOptions): LocalRuntime {
   const env = readHostEnv();
   const templates: Template[] = env.python ? ['static', 'node', 'python'] : ['static', 'node'];
   const memoryBytes = opts.memoryLimitMB * 1024 * 1024;
+  const artifacts = openArtifactStore(join(opts.dataDir, 'artifacts'), {
+    ...DEFAULT_ARTIFACTS,
+    ...opts.artifacts,
+  });
   let host: HostSetup | undefined;
   let packageHosts = opts.packageHosts;
   let readingHosts = packageHosts && Promise.resolve(packageHosts);
@@ -87,6 +99,7 @@ export function createLocalRuntime(opts: LocalRuntimeOptions): LocalRuntime {
       const factory = {
         agentToken: opts.agentToken,
         sourceStore: opts.sourceStore,
+        artifacts,
         egress: { allowPrivate: opts.allowPrivate, limits: egress },
         tmpfsBytes: memoryBytes,
         log,
@@ -169,6 +182,7 @@ export function createLocalRuntime(opts: LocalRuntimeOptions): LocalRuntime {
         installTimeoutMs: opts.installTimeoutMs ?? DEFAULT_INSTALL_TIMEOUT_MS,
         allowPrivate: opts.allowPrivate,
         packageHosts: readHosts,
+        artifacts,
         log,
       };
       return injectInto(local, spec, deps).finally(() => pool.injected(local.template));

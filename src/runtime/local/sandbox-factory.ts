@@ -18,12 +18,15 @@ import type { HostSetup } from './host-setup.js';
 import { LocalSandbox } from './sandbox.js';
 import type { LaunchPlan } from './sandbox-process.js';
 import { sandboxToken } from './sandbox-token.js';
+import type { ArtifactStore } from './artifact-store.js';
 import { openSourceDoor, type SourceDoor } from './source-door.js';
 import type { SocketOwner } from './unix-listener.js';
 
 export interface FactoryOptions {
   agentToken: string;
   sourceStore: SourceStore;
+  /** Built trees of the general lane, served and stored through the source door. */
+  artifacts?: ArtifactStore;
   /** The egress door starts closed (no hosts); the inject sets the app's rules. */
   egress: { allowPrivate: string[]; limits: EgressLimits };
   /** Cap on each of the sandbox's tmpfs mounts. */
@@ -65,6 +68,7 @@ export async function bootSandbox(
       token,
       store: opts.sourceStore,
       warmup: host.warmup,
+      ...(opts.artifacts ? { artifacts: opts.artifacts } : {}),
       owner,
       log,
     });

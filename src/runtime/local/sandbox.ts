@@ -19,6 +19,7 @@ import { PinnedSocket } from './pinned-socket.js';
 import { launchSandbox, type LaunchPlan } from './sandbox-process.js';
 import { killTree, removeCgroup } from './teardown.js';
 import type { SocketOwner } from './unix-listener.js';
+import type { ArtifactGrant } from './source-door.js';
 
 export type Phase = 'booting' | 'idle' | 'claimed' | 'injecting' | 'running' | 'failed' | 'gone';
 export type End = { code: number | null; signal: string | null };
@@ -36,8 +37,8 @@ export interface SandboxSetup {
   bootTimeoutMs: number;
   /** Doors and other host-side resources closed when the sandbox goes. */
   closers: (() => Promise<void>)[];
-  /** Lets the sandbox fetch this one source key (its inject's) through its source door. */
-  allowSource(key: string): void;
+  /** Lets the sandbox fetch this one source key (its inject's), and its one artifact grant. */
+  allowSource(key: string, artifact?: ArtifactGrant): void;
   /** The host end of egress.sock, refusing everything until the inject sets the app's rules. */
   egress: EgressDoor;
   /** What the sandbox's host log lines say about it beyond its id: the app, once claimed. */
@@ -168,8 +169,8 @@ export class LocalSandbox implements Sandbox {
     this.injected = true;
   }
 
-  allowSource(key: string): void {
-    this.setup.allowSource(key);
+  allowSource(key: string, artifact?: ArtifactGrant): void {
+    this.setup.allowSource(key, artifact);
   }
 
   exitReport(end: End): AppExit {

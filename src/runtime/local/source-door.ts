@@ -3,11 +3,18 @@ import http from 'node:http';
 import { WARMUP_KEY } from '../../agent/protocol.js';
 import { isSourceKey } from '../../sources/keys.js';
 import type { SourceStore } from '../../sources/source-store.js';
+import type { ArtifactStore } from './artifact-store.js';
 import { listenOnSocket, type SocketOwner } from './unix-listener.js';
 
+/** The one artifact a sandbox may fetch (a restore) or upload once (after its install). */
+export interface ArtifactGrant {
+  key: string;
+  mode: 'get' | 'put';
+}
+
 export interface SourceDoor {
-  /** The one key this sandbox may fetch, set just before its inject. */
-  allow(key: string): void;
+  /** The one key this sandbox may fetch, set just before its inject, and its artifact grant. */
+  allow(key: string, artifact?: ArtifactGrant): void;
   close(): Promise<void>;
 }
 
@@ -17,12 +24,15 @@ export interface SourceDoorOptions {
   store: SourceStore;
   /** Served as WARMUP_KEY: the agent's boot-time rehearsal of an inject. */
   warmup: Buffer;
+  /** Where built trees are kept; without it, artifact requests are 404. */
+  artifacts?: ArtifactStore;
   /** Owner of the socket file, so the sandbox's uid can connect and nobody else can. */
   owner?: SocketOwner;
   log: (msg: string, extra?: object) => void;
 }
 
 const PATH = /^\/internal\/sources\/([^/]+)\.tar\.gz$/;
+const ARTIFACT_PATH = /^\/internal\/artifacts\/([^/]+)\.tar\.gz$/;
 
 /**
  * The host end of a sandbox's `sources.sock`: the spec's `/internal/sources/{key}.tar.gz`, served
@@ -33,15 +43,29 @@ const PATH = /^\/internal\/sources\/([^/]+)\.tar\.gz$/;
 export async function openSourceDoor(opts: SourceDoorOptions): Promise<SourceDoor> {
   const expected = digest(opts.token);
   let allowed: string | undefined;
+  let grant: ArtifactGrant | undefined;
   const server = http.createServer((req, res) => {
     const refuse = (status: number, message: string) => {
       res.writeHead(status, { 'content-type': 'text/plain' }).end(`${message}\n`);
     };
-    if (req.method !== 'GET') return refuse(405, 'method not allowed');
+    const artifact = ARTIFACT_PATH.exec(req.url ?? '')?.[1];
+    const method = artifact !== undefined && grant?.mode === 'put' ? 'PUT' : 'GET';
+    if (req.method !== method) {
+      req.resume();
+      return refuse(405, 'method not allowed');
+    }
     const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
     if (bearer === undefined || !timingSafeEqual(digest(bearer), expected)) {
       opts.log('source door: bad token', { path: opts.path });
+      req.resume();
       return refuse(401, 'unauthorized');
+    }
+    if (artifact !== undefined) {
+      if (!opts.artifacts || !grant || artifact !== grant.key) {
+        req.resume();
+        return refuse(404, 'not found');
+      }
+      return serveArtifact(opts.artifacts, grant, req, res, opts.log, () => (grant = undefined));
     }
     const key = PATH.exec(req.url ?? '')?.[1];
     if (key === WARMUP_KEY) {
@@ -70,7 +94,50 @@ export async function openSourceDoor(opts: SourceDoorOptions): Promise<SourceDoo
     socket.destroy();
   });
   const close = await listenOnSocket(server, opts.path, opts.owner);
-  return { allow: (key) => (allowed = key), close };
+  return {
+    allow: (key, artifact) => {
+      allowed = key;
+      grant = artifact;
+    },
+    close,
+  };
+}
+
+/**
+ * GET streams the granted artifact out; PUT streams the sandbox's upload into the store, capped
+ * there, and spends the grant: one upload per install, whatever it held.
+ */
+function serveArtifact(
+  store: ArtifactStore,
+  grant: ArtifactGrant,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  log: (msg: string, extra?: object) => void,
+  spend: () => void,
+): void {
+  if (grant.mode === 'put') {
+    spend();
+    store.write(grant.key, req).then(
+      () => res.writeHead(204).end(),
+      (err: unknown) => {
+        log('source door: artifact upload refused', { error: String(err) });
+        req.resume();
+        res.writeHead(413, { 'content-type': 'text/plain', connection: 'close' }).end('refused\n');
+      },
+    );
+    return;
+  }
+  const found = store.open(grant.key);
+  if (!found) {
+    res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
+    return;
+  }
+  res.writeHead(200, { 'content-type': 'application/gzip', 'content-length': found.size });
+  found.stream.on('error', (err) => {
+    log('source door: artifact read failed', { error: err.message });
+    res.destroy(err);
+  });
+  found.stream.pipe(res);
 }
 
 function digest(value: string): Buffer {

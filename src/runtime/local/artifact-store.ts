@@ -1,0 +1,133 @@
+import { createHash, randomBytes } from 'node:crypto';
+import {
+  createReadStream,
+  createWriteStream,
+  mkdirSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  type ReadStream,
+} from 'node:fs';
+import { join } from 'node:path';
+import { Transform, type Readable, type TransformCallback } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+
+/**
+ * Built trees (/app after install and build, packed by the agent), kept per release so a wake, a
+ * crash restart or a rollback of a general-lane app unpacks instead of reinstalling. The bytes
+ * come from a sandbox and are untrusted: stored as they came, size-capped while they stream in,
+ * never parsed here, and only ever handed back to a sandbox of the same app (see artifactKey).
+ */
+export interface ArtifactStore {
+  has(key: string): boolean;
+  /** A stream of the artifact (marking it recently used), or undefined when there is none. */
+  open(key: string): { stream: ReadStream; size: number } | undefined;
+  /** Streams `body` in; rejects, keeping nothing, past `maxBytes` or on a broken stream. */
+  write(key: string, body: Readable): Promise<void>;
+  remove(key: string): void;
+}
+
+export interface ArtifactLimits {
+  /** One artifact's cap: a bigger upload is refused as it streams. */
+  maxBytes: number;
+  /** All artifacts together: the least recently used go first past it. */
+  totalBytes: number;
+}
+
+const KEY = /^[0-9a-f]{64}$/;
+
+/**
+ * The content address of a built tree: the app (an artifact is the sandbox's own work, so it is
+ * never shared across apps, even for identical sources), the source's hash (which covers its
+ * lockfile and manifests), the template, the env the build saw (a bundle bakes it in) and the
+ * toolchain and index it was installed with.
+ */
+export function artifactKey(parts: {
+  appId: string;
+  sourceHash: string;
+  template: string;
+  env: { name: string; value: string }[];
+  toolchain: string;
+}): string {
+  const { appId, sourceHash, template, env, toolchain } = parts;
+  const input = JSON.stringify([appId, sourceHash, template, env, toolchain]);
+  return createHash('sha256').update(input).digest('hex');
+}
+
+export function isArtifactKey(key: string): boolean {
+  return KEY.test(key);
+}
+
+export function openArtifactStore(dir: string, limits: ArtifactLimits): ArtifactStore {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const file = (key: string) => {
+    if (!KEY.test(key)) throw new Error(`not an artifact key: ${key}`);
+    return join(dir, `${key}.tar.gz`);
+  };
+  const sizeOf = (key: string) => {
+    try {
+      return statSync(file(key)).size;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw err;
+    }
+  };
+  return {
+    has: (key) => sizeOf(key) !== undefined,
+    open(key) {
+      const size = sizeOf(key);
+      if (size === undefined) return undefined;
+      const now = new Date();
+      // mtime is the LRU clock: eviction takes the oldest first.
+      utimesSync(file(key), now, now);
+      return { stream: createReadStream(file(key)), size };
+    },
+    async write(key, body) {
+      const target = file(key);
+      const temp = join(dir, `.${randomBytes(8).toString('hex')}.part`);
+      try {
+        await pipeline(body, new Cap(limits.maxBytes), createWriteStream(temp, { mode: 0o600 }));
+        renameSync(temp, target);
+      } finally {
+        rmSync(temp, { force: true });
+      }
+      evict(dir, limits.totalBytes, target);
+    },
+    remove: (key) => rmSync(file(key), { force: true }),
+  };
+}
+
+/** Removes the least recently used artifacts until the rest fit, never the one just written. */
+function evict(dir: string, totalBytes: number, keep: string): void {
+  const entries = readdirSync(dir)
+    .filter((name) => name.endsWith('.tar.gz'))
+    .map((name) => {
+      const path = join(dir, name);
+      const stat = statSync(path);
+      return { path, size: stat.size, used: stat.mtimeMs };
+    })
+    .sort((a, b) => a.used - b.used);
+  let total = entries.reduce((sum, e) => sum + e.size, 0);
+  for (const entry of entries) {
+    if (total <= totalBytes) break;
+    if (entry.path === keep) continue;
+    rmSync(entry.path, { force: true });
+    total -= entry.size;
+  }
+}
+
+class Cap extends Transform {
+  private seen = 0;
+
+  constructor(private readonly max: number) {
+    super();
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
+    this.seen += chunk.length;
+    if (this.seen > this.max) done(new Error(`artifact is larger than ${this.max} bytes`));
+    else done(null, chunk);
+  }
+}

@@ -57,6 +57,7 @@ export function planStart(
       template: row.template,
       lane,
       entrypoint: row.entrypoint ?? app.entrypoint,
+      sourceHash: row.sourceHash,
       // The release's own metadata: a rollback runs with the env it was deployed with.
       env: row.env ?? app.env,
       allowedHosts: row.allowedHosts ?? app.allowedHosts,

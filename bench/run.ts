@@ -6,6 +6,7 @@ import { readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fetchApp } from '../test/support/deploy.js';
 import { tarGzDir } from '../test/support/tarball.js';
+import { failedRedeployRow } from './failed-redeploy.js';
 import { loadTest } from './load.js';
 import { runtimeRoot } from '../src/runtime/local/runtime-dir.js';
 import { bareStart, childrenOf, commandOf, stop, treePss, treeRss } from './processes.js';
@@ -57,6 +58,7 @@ async function main(): Promise<void> {
     }
     if (want('wake')) await wakeRow(slipway, node);
     if (want('rollback')) await rollbackRow(slipway);
+    if (want('failed-redeploy')) rows.push(await failedRedeployRow(slipway));
     if (want('proxy')) await proxyRow(slipway, node);
     if (want('api')) await apiRow(slipway, node);
     if (want('burst')) await burstRow(slipway, node);

@@ -39,6 +39,8 @@ describe('MCP deploy and app tools against real sandboxes', () => {
     const http = await call(server.baseURL, '/v1/apps/multi', { token: ALICE });
     expect(app).toEqual(http.body);
     expect(app).toMatchObject({ owner: 'apikey-alice', runtime: { template: 'node' } });
+    // Env names only: the value never leaves the server.
+    expect(app).toMatchObject({ live_version: 1, env: [{ name: 'UNUSED' }] });
     const list = await ok(client, 'list_apps', {});
     expect(list.total).toBe((list.items as unknown[]).length);
     expect(list).toEqual((await call(server.baseURL, '/v1/apps', { token: ALICE })).body);
@@ -59,6 +61,11 @@ describe('MCP deploy and app tools against real sandboxes', () => {
     const result = await ok(client, 'deploy_app', { name: 'multi', files: nodeAppFiles('howdy') });
     expect(result).toMatchObject({ phase: 'Ready', version: 2 });
     expect((await fetchApp(String(result.url))).body).toBe('howdy, agent\n');
+    const v2 = (await ok(client, 'get_app_logs', { app_id: 'multi', version: 2 })).lines;
+    const texts = (v2 as string[]).map((line) => line.replace(/^\S+ /, ''));
+    expect(texts).toContain('[slipway] version 2 starting');
+    expect(texts).toContain('[slipway] serving version 2');
+    expect(texts.join('\n')).not.toContain('version 1');
   });
 
   it('refuses a redeploy it cannot run; the live version keeps serving', async () => {
@@ -148,7 +155,7 @@ describe('MCP deploy and app tools against real sandboxes', () => {
     };
     expect(count('deploy_app', 'ok')).toBe(3);
     expect(count('deploy_app', 'deploy_failed')).toBe(3);
-    expect(count('get_app_logs', 'ok')).toBe(2);
+    expect(count('get_app_logs', 'ok')).toBe(3);
     expect(metrics.text).toContain('slipway_mcp_tool_call_duration_seconds_bucket');
     expect(metrics.text).toMatch(
       /slipway_http_requests_total\{method="POST",route="\/mcp",status="200"\}/,

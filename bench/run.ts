@@ -7,6 +7,7 @@ import { join, resolve } from 'node:path';
 import { fetchApp } from '../test/support/deploy.js';
 import { tarGzDir } from '../test/support/tarball.js';
 import { failedRedeployRow } from './failed-redeploy.js';
+import { generalWakeRow } from './general-wake.js';
 import { loadTest } from './load.js';
 import { runtimeRoot } from '../src/runtime/local/runtime-dir.js';
 import { bareStart, childrenOf, commandOf, stop, treePss, treeRss } from './processes.js';
@@ -57,6 +58,7 @@ async function main(): Promise<void> {
       );
     }
     if (want('wake')) await wakeRow(slipway, node);
+    if (want('wake-general')) rows.push(await generalWakeRow(slipway, N));
     if (want('rollback')) await rollbackRow(slipway);
     if (want('failed-redeploy')) rows.push(await failedRedeployRow(slipway));
     if (want('proxy')) await proxyRow(slipway, node);

@@ -7,46 +7,21 @@
  * Results of a superseded attempt (a newer deploy, restart, wake or restore) fail `isCurrent` and
  * fall through to the root, which reaps a late claim's sandbox and ignores the rest.
  */
-import type { NoteKind } from './app-notes.js';
-import type { StatusReason } from './app-status.js';
 import { appSetup } from './app-setup.js';
-import { initialContext, type Initiator } from './app-types.js';
+import { initialContext } from './app-types.js';
+import {
+  announce,
+  candidateExits,
+  candidateFails,
+  fail,
+  note,
+  restore,
+  show,
+} from './app-transitions.js';
 
 export { appSetup } from './app-setup.js';
 export * from './app-types.js';
 export { DEFAULT_POLICY, DEFAULT_TTL_MS, type AppPolicy } from './app-policy.js';
-
-const show = (reason: StatusReason) => ({ type: 'show', params: { reason } }) as const;
-const announce = (kind: 'deploy' | 'delete' | 'suspend' | 'resume', initiator: Initiator) =>
-  ({ type: 'announce', params: { kind, initiator } }) as const;
-
-const note = (kind: NoteKind) => ({ type: 'note', params: { kind } }) as const;
-
-const restore = ['forgetRuntime', 'newAttempt', 'requestClaim', show('Restoring')] as const;
-
-/**
- * Blue/green: a candidate that fails at any stage beside a serving release is dropped and the
- * serving one stays routed (Ready); the failure goes on the candidate's version and `lastDeploy`.
- */
-const keepServing = (failure: StatusReason, ...first: 'forgetClaim'[]) =>
-  ({
-    target: 'Ready',
-    actions: [
-      ...first,
-      'releaseSandbox',
-      show(failure),
-      'recordFailure',
-      note('failed'),
-      'keepServing',
-      show('KeptServing'),
-    ],
-  }) as const;
-/** Nothing else can serve: the app is Failed with why. */
-const fail = (failure: StatusReason, ...first: ('forgetClaim' | 'recordCrash')[]) =>
-  ({
-    target: 'Failed',
-    actions: [...first, show(failure), 'recordFailure', note('failed')],
-  }) as const;
 
 export const appMachine = appSetup.createMachine({
   id: 'app',
@@ -75,10 +50,7 @@ export const appMachine = appSetup.createMachine({
           target: 'Claiming',
           actions: ['requestClaim', show('Claiming')],
         },
-        PREPARE_FAILED: [
-          { guard: 'failsBesideServing', ...keepServing('Prepare') },
-          { guard: 'isCurrent', ...fail('Prepare') },
-        ],
+        PREPARE_FAILED: candidateFails('Prepare'),
         RESTORE: { actions: ['forgetRuntime', 'newAttempt', 'requestPrepare'] },
       },
     },
@@ -101,8 +73,7 @@ export const appMachine = appSetup.createMachine({
             guard: 'canRetryClaim',
             actions: ['forgetClaim', 'scheduleClaimRetry', show('ClaimRetrying')],
           },
-          { guard: 'failsBesideServing', ...keepServing('ClaimFailed', 'forgetClaim') },
-          { guard: 'isCurrent', ...fail('ClaimFailed', 'forgetClaim') },
+          ...candidateFails('ClaimFailed', 'forgetClaim'),
         ],
         RETRY: { guard: 'isRetryDue', actions: ['requestClaim', show('Claiming')] },
         RESTORE: [
@@ -119,15 +90,9 @@ export const appMachine = appSetup.createMachine({
           target: 'Ready',
           actions: ['promoteSandbox', 'acceptRelease', show('Running'), note('serving')],
         },
-        START_FAILED: [
-          { guard: 'failsBesideServing', ...keepServing('StartFailed') },
-          { guard: 'isCurrent', ...fail('StartFailed') },
-        ],
+        START_FAILED: candidateFails('StartFailed'),
         // Exited before it ever answered: fail at once, no restart loop hides a broken app.
-        APP_EXITED: [
-          { guard: 'exitsBesideServing', ...keepServing('AppExited') },
-          { guard: 'isStartingSandbox', ...fail('AppExited') },
-        ],
+        APP_EXITED: candidateExits('AppExited'),
         // The restart backoff after a crash is over.
         RETRY: {
           guard: 'isRetryDue',

@@ -14,9 +14,7 @@ const NOTES: Record<NoteKind, Write> = {
   starting: (c) => `version ${c.version} starting`,
   serving: (c) => `serving version ${c.version}`,
   // Written before the candidate is dropped: `version` is the one that failed, `live` what serves.
-  failed: (c) =>
-    `version ${c.version} failed: ${c.reason}: ${firstLine(c.message)}` +
-    (c.serving !== null && c.live !== null ? `; version ${c.live} is still serving` : ''),
+  failed: (c) => `version ${c.version} failed: ${c.reason}: ${firstLine(c.message)}${after(c)}`,
   restarting: (c, e) => `version ${c.version} exited with ${exitOf(e)}, restarting`,
   exited: (c, e) =>
     `version ${c.live ?? '?'} exited with ${exitOf(e)} while version ${c.version} deploys`,
@@ -29,8 +27,17 @@ export function noteText(kind: NoteKind, c: AppContext, e: AppMachineEvent): str
   return NOTES[kind](c, e);
 }
 
+/** What serves once the candidate is gone. */
+function after(c: AppContext): string {
+  if (c.live === null || c.live === c.version) return '';
+  return c.serving !== null
+    ? `; version ${c.live} is still serving`
+    : `; version ${c.live} wakes on the next request`;
+}
+
 const exitOf = (e: AppMachineEvent): string =>
   e.type === 'APP_EXITED' ? describeExit(e) : 'an unknown status';
 
 /** Messages may carry the app's last lines; those are in the log already. */
-const firstLine = (text: string): string => text.split('\n', 1)[0] ?? '';
+const firstLine = (text: string): string =>
+  (text.split('\n', 1)[0] ?? '').replace(/; last lines:$/, '');

@@ -21,6 +21,10 @@ const sandboxOf = (event: AppMachineEvent): string | undefined =>
 const failsBesideServing = (args: Args): boolean =>
   isCurrent(args) && args.context.serving !== null;
 
+/** Nothing runs, but the candidate is not the live release: the app can go back to that one. */
+const hasOtherLive = ({ context }: Args): boolean =>
+  context.serving === null && context.live !== null && context.live !== context.version;
+
 /** The deploy of the version in flight has not ended yet (restarts and wakes are no deploys). */
 const deployPending = (c: AppContext): boolean =>
   c.lastDeploy !== null && c.lastDeploy.version === c.version && c.lastDeploy.outcome === 'Pending';
@@ -53,8 +57,13 @@ export const appSetup = setup({
     isStartingSandbox: ({ context, event }) =>
       context.sandbox !== null && sandboxOf(event) === context.sandbox,
     failsBesideServing,
+    failsBesideLive: (args) => isCurrent(args) && hasOtherLive(args),
     exitsBesideServing: ({ context, event }) =>
       context.serving !== null && context.sandbox !== null && sandboxOf(event) === context.sandbox,
+    exitsBesideLive: (args) =>
+      args.context.sandbox !== null &&
+      sandboxOf(args.event) === args.context.sandbox &&
+      hasOtherLive(args),
     canRestart: ({ context, event }) => {
       if (event.type !== 'APP_EXITED' || event.sandboxId !== context.serving) return false;
       const { crashLimit, crashWindowMs } = context.policy;

@@ -16,6 +16,8 @@ export type StatusReason =
   | 'Running'
   /** Ready on the live release after a candidate failed. */
   | 'KeptServing'
+  /** Suspended on the live release after a candidate failed while nothing ran. */
+  | 'KeptLive'
   | 'Idle'
   | 'Suspended'
   | 'ClaimFailed'
@@ -42,6 +44,10 @@ const MESSAGES: Record<StatusReason, Describe> = {
     message: `app exited with ${exitText(e)}; restart ${c.crashes.length} of ${c.policy.crashLimit - 1} in ${delay(c, e)}`,
   }),
   Running: (c) => ({ message: `serving version ${c.version}` }),
+  KeptLive: (c) => ({
+    reason: 'Suspended',
+    message: `version ${c.version} wakes on the next request; version ${c.lastDeploy?.version ?? '?'} failed (${c.lastDeploy?.reason ?? 'unknown'})`,
+  }),
   KeptServing: (c) => ({
     reason: 'Running',
     message: `serving version ${c.version}; version ${c.lastDeploy?.version ?? '?'} failed (${c.lastDeploy?.reason ?? 'unknown'})`,

@@ -11,7 +11,7 @@ export function deployFailed(
   appId: string,
   reason: string,
   message: string,
-  opts: { logs?: string[]; serving?: number } = {},
+  opts: { logs?: string[]; serving?: number; phase?: string } = {},
 ): AppError {
   const { logs, serving } = opts;
   const still = serving === undefined ? '' : `; version ${serving} is still serving`;
@@ -21,7 +21,7 @@ export function deployFailed(
     `deploy of ${appId} failed: ${reason}: ${message}${still}`,
     {
       app_id: appId,
-      phase: serving === undefined ? 'Failed' : 'Ready',
+      phase: opts.phase ?? (serving === undefined ? 'Failed' : 'Ready'),
       reason,
       message,
       status_url: `/v1/apps/${appId}`,
@@ -46,7 +46,8 @@ export function deployFailure(
   const last = app.lastDeploy;
   if (last?.version === version && last.outcome === 'Failed') {
     const serving = servingVersion(app);
-    return deployFailed(app.id, last.reason ?? 'Failed', last.message ?? '', { logs, serving });
+    const how = { logs, serving, phase: app.phase };
+    return deployFailed(app.id, last.reason ?? 'Failed', last.message ?? '', how);
   }
   if (app.phase === 'Failed') return deployFailed(app.id, app.reason, app.message, { logs });
   return undefined;

@@ -76,6 +76,64 @@ describe('redeploy', () => {
   });
 });
 
+describe('blue/green', () => {
+  it('keeps serving the live version when a candidate fails, and records the failure', async () => {
+    stage(w, 'web', 1);
+    await w.registry.deploy('web', 1);
+    const live = w.registry.serving('web');
+    stage(w, 'web', 2);
+    w.runtime.injectScript.push({ code: 1, signal: null, lastLines: ['boom'] });
+    expect(await w.registry.deploy('web', 2)).toMatchObject({
+      phase: 'Ready',
+      reason: 'Running',
+      currentVersion: 1,
+      liveVersion: 1,
+      lastDeploy: { version: 2, outcome: 'Failed', reason: 'AppExited' },
+    });
+    expect(w.registry.serving('web')).toBe(live);
+    expect(w.store.getVersion('web', 1)).toMatchObject({ outcome: 'Ready' });
+    expect(w.store.getVersion('web', 2)).toMatchObject({ outcome: 'Failed', reason: 'AppExited' });
+    expect(w.registry.logs('web', 2).map((l) => l.text)).toEqual([
+      '[slipway] version 2 starting',
+      '[slipway] version 2 failed: AppExited: version 2 exited with code 1 before it answered; version 1 is still serving',
+    ]);
+  });
+
+  it('goes back to the live version, Suspended, when a candidate fails while nothing runs', async () => {
+    stage(w, 'web', 1);
+    await w.registry.deploy('web', 1);
+    await w.registry.suspend('web');
+    stage(w, 'web', 2);
+    w.runtime.injectScript.push({ code: 1, signal: null, lastLines: ['boom'] });
+    expect(await w.registry.deploy('web', 2)).toMatchObject({
+      phase: 'Suspended',
+      currentVersion: 1,
+      liveVersion: 1,
+      lastDeploy: { version: 2, outcome: 'Failed' },
+    });
+    const woken = await w.registry.route('web');
+    expect(woken).toBeDefined();
+    expect(row()).toMatchObject({ phase: 'Ready', currentVersion: 1 });
+    expect(w.runtime.injected.map((s) => s.version)).toEqual([1, 2, 1]);
+  });
+
+  it('marks a deploy superseded before it served', async () => {
+    w.runtime.manual = true;
+    stage(w, 'web', 1);
+    const first = w.registry.deploy('web', 1, { waitMs: 60_000 });
+    stage(w, 'web', 2);
+    const second = w.registry.deploy('web', 2, { waitMs: 60_000 });
+    await first;
+    await flush();
+    expect(w.store.getVersion('web', 1)).toMatchObject({ outcome: 'Failed', reason: 'Superseded' });
+    w.runtime.settleClaim('newest', 'ok');
+    await flush();
+    w.runtime.settleInject('ok');
+    expect(await second).toMatchObject({ phase: 'Ready', liveVersion: 2 });
+    expect(w.store.getVersion('web', 2)).toMatchObject({ outcome: 'Ready' });
+  });
+});
+
 describe('idle TTL', () => {
   it('suspends after ttl without requests, pushed by touch; route() wakes it', async () => {
     stage(w, 'web', 1, { ttl: '1s' });

@@ -129,7 +129,7 @@ describe('deploy', () => {
     expect(w.runtime.sandboxes).toHaveLength(1);
     expect(w.registry.logs('web').map((l) => l.text)).toEqual([
       '[slipway] version 1 starting',
-      '[slipway] version 1 failed: AppExited: version 1 exited with code 3 before it answered; last lines:',
+      '[slipway] version 1 failed: AppExited: version 1 exited with code 3 before it answered',
     ]);
     expect(w.store.getVersion('web', 1)).toMatchObject({ outcome: 'Failed', reason: 'AppExited' });
   });

@@ -80,9 +80,7 @@ export class AppRegistry {
   /** Deploys a stored version; resolves when Ready or Failed, or at `waitMs` with the record then. */
   async deploy(appId: string, version: number, opts: WaitOptions = {}): Promise<AppRecord> {
     const row = this.requireRow(appId);
-    // The release's idle ttl, not the app row's: a rollback restores it too.
-    const ttl = this.deps.store.getVersion(appId, version)?.ttl ?? row.ttl;
-    const input = inputFor({ ...row, ttl }, version, this.policy);
+    const input = this.inputOf(row, version);
     let app = this.live(appId);
     if (app) app.send({ type: 'DEPLOY', version, ttlMs: input.ttlMs }, 'user');
     else app = this.spawn(row, input, undefined, 'user');
@@ -179,12 +177,18 @@ export class AppRegistry {
 
   private rehydrate(row: AppRecord): void {
     const latest = this.deps.store.listVersions(row.id)[0]?.version ?? 0;
-    const input = inputFor(row, row.currentVersion > 0 ? row.currentVersion : latest, this.policy);
+    const input = this.inputOf(row, row.currentVersion > 0 ? row.currentVersion : latest);
     const { snapshot, problem } = restore(row, input);
     if (problem) this.log('warn', problem, { app: row.id });
     if (snapshot) this.spawn(row, input, snapshot).send({ type: 'RESTORE', at: this.now() });
     // Acknowledged but never started (the server died first): deploy it now.
     else if (input.version > 0) this.spawn(row, input);
+  }
+
+  /** The machine input for a version: its release's idle ttl, which a rollback restores too. */
+  private inputOf(row: AppRecord, version: number): AppInput {
+    const ttl = this.deps.store.getVersion(row.id, version)?.ttl ?? row.ttl;
+    return inputFor({ ...row, ttl }, version, this.policy);
   }
 
   private spawn(

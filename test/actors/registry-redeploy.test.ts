@@ -117,6 +117,19 @@ describe('blue/green', () => {
     expect(w.runtime.injected.map((s) => s.version)).toEqual([1, 2, 1]);
   });
 
+  it("runs a version with its release's idle ttl, not the app row's", async () => {
+    stage(w, 'web', 1, { ttl: '30m' });
+    const v1 = w.store.getVersion('web', 1) ?? fail();
+    // As a rollback stores it: the restored release's ttl on the version, the app row unchanged.
+    const sourceKey = `web.v2.${'0'.repeat(31)}2`;
+    w.store.addVersion({ ...v1, version: 2, ttl: '1s', sourceKey });
+    w.sources.blobs.set(sourceKey, Buffer.from('source 2'));
+    await w.registry.deploy('web', 2);
+    await vi.advanceTimersByTimeAsync(1_100);
+    await flush();
+    expect(row()).toMatchObject({ phase: 'Suspended', reason: 'Idle', ttl: '30m' });
+  });
+
   it('marks a deploy superseded before it served', async () => {
     w.runtime.manual = true;
     stage(w, 'web', 1);
@@ -190,3 +203,7 @@ describe('idle TTL', () => {
     expect(row()?.phase).toBe('Ready');
   });
 });
+
+function fail(): never {
+  throw new Error('missing row');
+}

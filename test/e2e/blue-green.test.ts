@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeApp } from '../support/apps.js';
 import { deploy, fetchApp } from '../support/deploy.js';
 import { requestLoop } from '../support/request-loop.js';
+import { SseClient } from '../support/sse.js';
 import { call, startTestServer, type TestServer } from '../support/server.js';
 import { tarGz } from '../support/tarball.js';
 
@@ -173,6 +174,7 @@ describe('blue/green redeploys (real HTTP, real sandboxes, real SQLite)', () => 
           'package.json': JSON.stringify({ name: 'color', main: 'server.js' }),
           'server.js': server_js("(q, s) => s.end(process.env.COLOR + ' ' + process.env.LABEL)"),
         });
+      const events = await SseClient.open(`${server.baseURL}/api/events`, ALICE);
       const env = (color: string) => [
         { name: 'COLOR', value: color },
         { name: 'LABEL', value: `secret-${color}-value` },
@@ -202,6 +204,9 @@ describe('blue/green redeploys (real HTTP, real sandboxes, real SQLite)', () => 
         (await call(server.baseURL, '/v1/apps', { token: ALICE })).text,
         (await call(server.baseURL, '/v1/apps/bg-env/versions', { token: ALICE })).text,
       ];
+      await events.waitFor((f) => (f.data ?? '').includes('"version":3'), 'version 3 events');
+      events.close();
+      views.push(JSON.stringify(events.frames));
       for (const text of views) expect(text).not.toMatch(/secret-(red|blue)-value/);
       expect(await get('/v1/apps/bg-env')).toMatchObject({
         live_version: 3,

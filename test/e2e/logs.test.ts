@@ -72,6 +72,33 @@ describe('log streams', () => {
     stream.close();
   });
 
+  it('tags every line with its version and follows one version with ?version=', async () => {
+    const res = await deploy(server.baseURL, ALICE, { name: 'twice' }, await nodeApp('one'));
+    const twiceUrl = String(res.body.url);
+    await deploy(server.baseURL, ALICE, { name: 'twice' }, await nodeApp('two'));
+    const all = await SseClient.open(logs('twice'), ALICE);
+    await all.ended;
+    const tagged = all.frames.filter((f) => f.data !== undefined).map((f) => [f.id, f.data]);
+    expect(tagged.map(([id]) => id)).toContain('1');
+    expect(tagged.filter(([, data]) => data?.endsWith('booted two')).map(([id]) => id)).toEqual([
+      '2',
+    ]);
+    const servingNote = tagged.find(([, data]) => data?.endsWith('[slipway] serving version 2'));
+    expect(servingNote?.[0]).toBe('2');
+
+    const first = await SseClient.open(logs('twice', '?follow=true&version=1'), ALICE);
+    const second = await SseClient.open(logs('twice', '?follow=true&version=2'), ALICE);
+    await first.waitFor((f) => f.data?.endsWith(' booted one') ?? false, 'the version 1 line');
+    await fetchApp(`${twiceUrl}/log?msg=from-two`);
+    await second.waitFor((f) => f.data?.endsWith(' from-two') ?? false, 'the version 2 line');
+    second.close();
+    // The delete ends the version 1 stream after anything sent to it before.
+    await call(server.baseURL, '/v1/apps/twice', { method: 'DELETE', token: ALICE });
+    await first.ended;
+    expect(first.frames.at(-1)).toMatchObject({ event: 'error' });
+    expect(first.lines.some((l) => l.endsWith('booted two') || l.endsWith('from-two'))).toBe(false);
+  });
+
   it('checks ownership before the stream opens: 404 is plain JSON', async () => {
     for (const app of ['chatty', 'no-such-app']) {
       const res = await call(server.baseURL, `/v1/apps/${app}/logs?follow=true`, { token: BOB });

@@ -25,6 +25,10 @@ export function planStart(
       message: `version ${version} of ${appId} is not stored (it may have been pruned); deploy again`,
     };
   }
+  // Refused at upload (no entrypoint, say): the same diagnosis, and never a sandbox for it.
+  if (row.outcome === 'Failed' && row.reason !== undefined) {
+    return { ok: false, reason: row.reason, message: row.message ?? '' };
+  }
   if (!runtime.templates.includes(row.template)) {
     return {
       ok: false,

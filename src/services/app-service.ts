@@ -10,8 +10,8 @@ import { inspectTarball } from '../sources/tarball.js';
 import { AuditTrail, sourceHash } from './audit-trail.js';
 import { AuditedActions } from './audited-actions.js';
 import type { DeployMetadata } from './deploy-metadata.js';
-import { deployFailed, servingVersion } from './deploy-failure.js';
 import { assertMayDeployTo, requireScope } from './deploy-policy.js';
+import { releaseRows } from './deploy-rows.js';
 import { HistoryService, nextVersion, type VersionView } from './history-service.js';
 
 export { HISTORY_CAP } from './history-service.js';
@@ -75,61 +75,24 @@ export class AppService {
     const version = nextVersion(store, metadata.name);
     const sourceKey = mintSourceKey(metadata.name, version);
     const plan = classify(info, metadata.runtime);
-    if (!plan.ok && existing) {
-      // A configuration gap never takes down what serves now; the answer carries the diagnosis.
-      const serving = servingVersion(existing);
-      throw deployFailed(metadata.name, plan.reason, plan.message, { serving });
-    }
     await sourceStore.put(sourceKey, source);
     const now = new Date().toISOString();
     try {
       store.transaction(() => {
         // Checked again inside the transaction: another deploy may have taken the name meanwhile.
         const existing = assertMayDeployTo(store, config, identity, metadata.name);
-        const lane = plan.ok ? plan.lane : (metadata.runtime.lane ?? 'fast');
-        const template = plan.ok ? plan.template : (metadata.runtime.template ?? 'unknown');
-        const entrypoint = plan.ok ? plan.entrypoint : metadata.runtime.entrypoint;
-        store.putApp({
-          id: metadata.name,
-          name: metadata.name,
-          ownerId: existing?.ownerId ?? identity.userId,
-          department: existing?.department ?? identity.department,
-          phase: plan.ok ? 'Pending' : 'Failed',
-          reason: plan.ok ? 'Queued' : plan.reason,
-          message: plan.ok ? `version ${version} queued` : plan.message,
-          url: existing?.url,
-          lane,
-          template,
-          entrypoint,
-          env: metadata.env,
-          allowedHosts: metadata.allowedHosts,
-          ttl: metadata.ttl,
-          currentVersion: existing?.currentVersion ?? 0,
-          createdAt: existing?.createdAt ?? now,
-          lastDeployedAt: now,
-          liveVersion: existing?.liveVersion,
-          // Until the machine takes the deploy up; a new app that cannot run failed here.
-          lastDeploy: plan.ok
-            ? existing?.lastDeploy
-            : { version, outcome: 'Failed', reason: plan.reason, message: plan.message },
-          snapshot: existing?.snapshot,
-        });
-        store.addVersion({
-          appId: metadata.name,
+        const rows = releaseRows({
+          metadata,
+          identity,
+          plan,
+          existing,
           version,
-          timestamp: now,
-          template,
-          lane,
-          entrypoint,
-          sourceHash: info.hash,
           sourceKey,
-          env: metadata.env,
-          allowedHosts: metadata.allowedHosts,
-          ttl: metadata.ttl,
-          ...(plan.ok
-            ? { outcome: 'Pending' as const }
-            : { outcome: 'Failed' as const, reason: plan.reason, message: plan.message }),
+          sourceHash: info.hash,
+          now,
         });
+        store.putApp(rows.app);
+        store.addVersion(rows.version);
       });
     } catch (err) {
       // The rows did not land: the blob is an orphan, and the original error is the answer.
@@ -142,7 +105,9 @@ export class AppService {
       throw err;
     }
     await this.history.prune(metadata.name);
-    if (!plan.ok) return { app: this.mustGet(metadata.name), sourceHash: info.hash, version };
+    if (!plan.ok && !existing) {
+      return { app: this.mustGet(metadata.name), sourceHash: info.hash, version };
+    }
     const app = await this.deps.registry.deploy(metadata.name, version, {
       waitMs: this.deps.deployWaitMs,
     });

@@ -1,8 +1,8 @@
 /**
  * Blue/green through the real API, real SQLite and real sandboxes (#10): a redeploy that fails at
- * any stage we can provoke (exits at start, never listens, install fails, build fails) leaves the
- * version that served serving. A steady request loop on the app's URL runs through each failed
- * redeploy and after it, and every request must get version 1's answer.
+ * any stage we can provoke (nothing to run, exits at start, never listens, install fails, build
+ * fails) leaves the version that served serving. A steady request loop on the app's URL runs
+ * through each failed redeploy and after it, and every request must get version 1's answer.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -38,6 +38,11 @@ interface Stage {
 }
 
 const STAGES: Stage[] = [
+  {
+    stage: 'cannot be classified (nothing to run)',
+    reason: /^NoEntrypoint$/,
+    source: () => tarGz({ 'notes.txt': 'nothing to run here' }),
+  },
   {
     stage: 'exits at start',
     reason: /^AppExited$/,

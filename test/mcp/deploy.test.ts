@@ -78,11 +78,24 @@ describe('MCP deploy and app tools against real sandboxes', () => {
       message: expect.stringContaining('version 2 is still serving') as unknown,
       details: { reason: 'NoEntrypoint', live_version: 2 },
     });
+    // Refused before any sandbox, the version is still recorded, with Slipway's note about it.
     expect(result.structuredContent).toMatchObject({
       app_id: 'multi',
       phase: 'Ready',
       live_version: 2,
-      logs: [],
+      version: 3,
+      logs: [
+        expect.stringMatching(
+          /\[slipway\] version 3 failed: NoEntrypoint: .*; version 2 is still serving$/,
+        ) as unknown,
+      ],
+    });
+    const history = await ok(client, 'list_versions', { app_id: 'multi' });
+    expect((history.items as unknown[])[0]).toMatchObject({
+      version: 3,
+      outcome: 'Failed',
+      reason: 'NoEntrypoint',
+      live: false,
     });
     const app = await ok(client, 'get_app', { app_id: 'multi' });
     expect(app).toMatchObject({ phase: 'Ready' });

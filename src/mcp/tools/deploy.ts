@@ -116,15 +116,7 @@ export const deployApp = defineTool({
     // The validator of POST /v1/deploy, on the same field names: same codes, same messages.
     const metadata = validateMetadata({ name, runtime, env, egress, ttl });
     const source = await sourceOf(args, ctx.services.maxSourceBytes);
-    const outcome = await ctx.services.apps
-      .deploy(ctx.identity, metadata, source)
-      .catch((err: unknown) => {
-        // A new version of a live app that cannot run: the service refuses it before any sandbox.
-        if (err instanceof AppError && err.code === 'deploy_failed') return failure(err);
-        throw err;
-      });
-    if (outcome instanceof ToolFailure) return outcome;
-    const { app, version } = outcome;
+    const { app, version } = await ctx.services.apps.deploy(ctx.identity, metadata, source);
     const logs = lastLogLines(ctx.services.registry, app.id, FAILURE_LOG_LINES, version);
     const failed = deployFailure(app, version, logs);
     if (failed) return failure(failed, version);
@@ -156,7 +148,7 @@ async function sourceOf(
 function failure(error: AppError, version?: number): ToolFailure<Output> {
   const details = error.details ?? {};
   const text = (key: string): string => (typeof details[key] === 'string' ? details[key] : '');
-  // Thrown before any sandbox existed, the error has no logs: reason and message say it all.
+  // A version refused before any sandbox existed has only Slipway's note about it, if that.
   const logs = Array.isArray(details.logs) ? details.logs.map(String) : [];
   const structured: Output = {
     app_id: text('app_id'),

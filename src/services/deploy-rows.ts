@@ -1,0 +1,69 @@
+/**
+ * The rows a deploy stores before the app machine takes it up: the release (its version) and the
+ * app's head row. Both record what the classifier decided, or why the source cannot run.
+ */
+import type { Identity } from '../auth/identity.js';
+import type { AppRecord, VersionRecord } from '../persistence/store.js';
+import type { Classification } from '../sources/classify.js';
+import type { DeployMetadata } from './deploy-metadata.js';
+
+export interface ReleaseInput {
+  metadata: DeployMetadata;
+  identity: Identity;
+  plan: Classification;
+  /** The app as stored before this deploy, if it exists. */
+  existing: AppRecord | undefined;
+  version: number;
+  sourceKey: string;
+  sourceHash: string;
+  now: string;
+}
+
+export function releaseRows(input: ReleaseInput): { app: AppRecord; version: VersionRecord } {
+  const { metadata, identity, plan, existing, version, now } = input;
+  const runtime = {
+    lane: plan.ok ? plan.lane : (metadata.runtime.lane ?? 'fast'),
+    template: plan.ok ? plan.template : (metadata.runtime.template ?? 'unknown'),
+    entrypoint: plan.ok ? plan.entrypoint : metadata.runtime.entrypoint,
+  };
+  const failure = plan.ok
+    ? undefined
+    : { outcome: 'Failed' as const, reason: plan.reason, message: plan.message };
+  const release: VersionRecord = {
+    appId: metadata.name,
+    version,
+    timestamp: now,
+    ...runtime,
+    sourceHash: input.sourceHash,
+    sourceKey: input.sourceKey,
+    env: metadata.env,
+    allowedHosts: metadata.allowedHosts,
+    ttl: metadata.ttl,
+    ...(failure ?? { outcome: 'Pending' as const }),
+  };
+  // A release that cannot run leaves a live app as it is: its version records why, and the
+  // machine, which fails it before any sandbox, keeps the live release serving.
+  if (failure && existing) return { app: { ...existing, lastDeployedAt: now }, version: release };
+  const app: AppRecord = {
+    id: metadata.name,
+    name: metadata.name,
+    ownerId: existing?.ownerId ?? identity.userId,
+    department: existing?.department ?? identity.department,
+    phase: failure ? 'Failed' : 'Pending',
+    reason: failure?.reason ?? 'Queued',
+    message: failure?.message ?? `version ${version} queued`,
+    url: existing?.url,
+    ...runtime,
+    env: metadata.env,
+    allowedHosts: metadata.allowedHosts,
+    ttl: metadata.ttl,
+    currentVersion: existing?.currentVersion ?? 0,
+    createdAt: existing?.createdAt ?? now,
+    lastDeployedAt: now,
+    liveVersion: existing?.liveVersion,
+    // Until the machine takes the deploy up; a new app that cannot run failed here.
+    lastDeploy: failure ? { version, ...failure } : existing?.lastDeploy,
+    snapshot: existing?.snapshot,
+  };
+  return { app, version: release };
+}

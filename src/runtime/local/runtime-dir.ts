@@ -92,7 +92,9 @@ export function deadSiblings(dir: string): string[] {
       owner = readFileSync(join(parent, id, OWNER_FILE), 'utf8');
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-      return Date.now() - statSync(join(parent, id)).mtimeMs > UNOWNED_GRACE_MS;
+      // Its instance may have stopped and removed it since readdir: then there is nothing to sweep.
+      const made = statSync(join(parent, id), { throwIfNoEntry: false })?.mtimeMs;
+      return made !== undefined && Date.now() - made > UNOWNED_GRACE_MS;
     }
     const [pid, started] = owner.trim().split(' ');
     return startTime(Number(pid)) !== started;

@@ -20,7 +20,9 @@ beforeAll(async () => {
   await assertRegistryReachable();
   server = await startTestServer({
     auth: { apiKeys: [{ key: ALICE, name: 'alice' }] },
-    runtime: { poolSize: 1 },
+    // Half a core per sandbox: the builds (Vite, tsc) must leave the other test worker on these
+    // two shared cores enough to keep its own timing promises.
+    runtime: { poolSize: 1, cpu: 0.5 },
   });
 }, INSTALL);
 afterAll(() => server?.stop());

@@ -46,7 +46,8 @@ export class LogRing {
 
   /** The app's own last lines: Slipway's notes say what happened, not why the app did. */
   tail(n: number): string[] {
-    const own = this.lines.filter((l) => !l.text.startsWith(NOTE_PREFIX));
+    // By stream too: an app printing "[slipway] ..." itself keeps its lines in the diagnosis.
+    const own = this.lines.filter((l) => l.stream !== 'system' || !l.text.startsWith(NOTE_PREFIX));
     return own.slice(-n).map((l) => l.text);
   }
 

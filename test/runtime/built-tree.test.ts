@@ -145,7 +145,6 @@ describe('artifact store', () => {
       // Reading a marks it used: b is now the oldest.
       const opened = store.open(a);
       opened?.stream.destroy();
-      await new Promise((resolve) => setTimeout(resolve, 20));
       await store.write(c, Readable.from([Buffer.alloc(600)]));
       expect([store.has(a), store.has(b), store.has(c)]).toEqual([true, false, true]);
     } finally {

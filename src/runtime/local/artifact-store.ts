@@ -79,9 +79,10 @@ export function openArtifactStore(dir: string, limits: ArtifactLimits): Artifact
     open(key) {
       const size = sizeOf(key);
       if (size === undefined) return undefined;
-      const now = new Date();
-      // mtime is the LRU clock: eviction takes the oldest first.
-      utimesSync(file(key), now, now);
+      // mtime is the LRU clock: eviction takes the oldest first. Past every other artifact's, so
+      // the order holds whatever the clock's and the file system's granularity.
+      const used = new Date(Math.max(Date.now(), newest(dir) + 1));
+      utimesSync(file(key), used, used);
       return { stream: createReadStream(file(key)), size };
     },
     async write(key, body) {
@@ -99,16 +100,23 @@ export function openArtifactStore(dir: string, limits: ArtifactLimits): Artifact
   };
 }
 
-/** Removes the least recently used artifacts until the rest fit, never the one just written. */
-function evict(dir: string, totalBytes: number, keep: string): void {
-  const entries = readdirSync(dir)
+function newest(dir: string): number {
+  return Math.max(0, ...artifacts(dir).map((a) => a.used));
+}
+
+function artifacts(dir: string): { path: string; size: number; used: number }[] {
+  return readdirSync(dir)
     .filter((name) => name.endsWith('.tar.gz'))
     .map((name) => {
       const path = join(dir, name);
       const stat = statSync(path);
       return { path, size: stat.size, used: stat.mtimeMs };
-    })
-    .sort((a, b) => a.used - b.used);
+    });
+}
+
+/** Removes the least recently used artifacts until the rest fit, never the one just written. */
+function evict(dir: string, totalBytes: number, keep: string): void {
+  const entries = artifacts(dir).sort((a, b) => a.used - b.used);
   let total = entries.reduce((sum, e) => sum + e.size, 0);
   for (const entry of entries) {
     if (total <= totalBytes) break;

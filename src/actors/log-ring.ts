@@ -1,7 +1,4 @@
-import type { LogLine } from '../runtime/runtime.js';
-
-/** How Slipway's own lines in an app's log begin. */
-export const NOTE_PREFIX = '[slipway] ';
+import { NOTE_PREFIX, type LogLine } from '../runtime/runtime.js';
 
 /** A line of an app's log, with the version whose sandbox printed it (or that a note is about). */
 export type AppLogLine = LogLine & { version: number };

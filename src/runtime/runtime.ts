@@ -72,9 +72,13 @@ export interface InjectSpec {
 export interface LogLine {
   /** ISO 8601 UTC. */
   time: string;
+  /** `system`: Slipway's own note about the app (it starts with NOTE_PREFIX). */
   stream: 'stdout' | 'stderr' | 'system';
   text: string;
 }
+
+/** How Slipway's own lines in an app's log begin. */
+export const NOTE_PREFIX = '[slipway] ';
 
 export interface AppExit {
   code: number | null;

@@ -22,12 +22,17 @@ beforeAll(async () => {
 }, INSTALL);
 afterAll(() => server?.stop());
 
-/** How many install lines the app's log snapshot holds. */
-async function installLines(appId: string): Promise<number> {
+/** The app's log snapshot, one line each. */
+async function logLines(appId: string): Promise<string[]> {
   const res = await fetch(`${server.baseURL}/v1/apps/${appId}/logs`, {
     headers: { authorization: `Bearer ${ALICE}` },
   });
-  return (await res.text()).split('\n').filter((line) => line.includes('[install]')).length;
+  return (await res.text()).split('\n').filter((line) => line.startsWith('data: '));
+}
+
+/** How many install lines the app's log snapshot holds. */
+async function installLines(appId: string): Promise<number> {
+  return (await logLines(appId)).filter((line) => line.includes('[install]')).length;
 }
 
 describe('general lane wake', () => {
@@ -51,6 +56,10 @@ describe('general lane wake', () => {
       expect(app).toMatchObject({ phase: 'Ready', runtime: { lane: 'general' } });
       const installed = await installLines('gl-wake');
       expect(installed).toBeGreaterThan(0);
+      // Slipway's own notes frame the install.
+      const notes = (await logLines('gl-wake')).filter((line) => line.includes('[slipway]'));
+      expect(notes.join('\n')).toMatch(/\[slipway\] version 1 building: installing/);
+      expect(notes.join('\n')).toMatch(/\[slipway\] version 1 installed in \d+\.\d s \(npm ci/);
 
       const suspended = await call(server.baseURL, '/v1/apps/gl-wake/suspend', {
         method: 'POST',
@@ -61,6 +70,8 @@ describe('general lane wake', () => {
       expect(woken).toMatchObject({ status: 200, body: SERVER_BODY });
       await waitForPhase(server.baseURL, ALICE, 'gl-wake', ['Ready']);
       expect(await installLines('gl-wake')).toBe(installed);
+      const after = (await logLines('gl-wake')).join('\n');
+      expect(after).toMatch(/\[slipway\] version 1: its built tree restored, no install/);
     },
     INSTALL,
   );

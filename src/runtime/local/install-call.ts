@@ -85,6 +85,7 @@ async function restored(
   if (outcome.kind === 'reply' && outcome.reply.status === 200) {
     const answer = outcome.reply.body as Extract<InstallResponse, { ok: true }>;
     deps.log('app restored from its built tree, no install', { ...where, agentMs: answer.ms });
+    sandbox.note(`version ${spec.version}: its built tree restored, no install`);
     return true;
   }
   if (outcome.kind === 'reply' && outcome.reply.status === 410) {
@@ -126,8 +127,10 @@ async function install(
     allowPrivate: [...deps.allowPrivate, ...index],
   });
   let outcome: Outcome;
+  const started = performance.now();
   try {
     deps.log('install started', { ...where, index });
+    sandbox.note(`version ${spec.version} building: installing its dependencies`);
     const timeoutMs = deps.installTimeoutMs + HOST_GRACE_MS;
     outcome = await callUntilClosed(sandbox, '/install', request, timeoutMs);
   } finally {
@@ -135,6 +138,9 @@ async function install(
   }
   if (outcome.kind === 'reply' && outcome.reply.status === 200) {
     const body = outcome.reply.body as Extract<InstallResponse, { ok: true }>;
+    const seconds = ((performance.now() - started) / 1000).toFixed(1);
+    const steps = body.steps.length > 0 ? ` (${body.steps.join(', ')})` : '';
+    sandbox.note(`version ${spec.version} installed in ${seconds} s${steps}`);
     deps.log('app installed', {
       ...where,
       steps: body.steps,

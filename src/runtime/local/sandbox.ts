@@ -9,7 +9,7 @@ import {
   type Diag,
   type ExitReport,
 } from '../../agent/protocol.js';
-import { RuntimeError, type AppExit, type LogLine, type Sandbox } from '../runtime.js';
+import { NOTE_PREFIX, RuntimeError, type AppExit, type LogLine, type Sandbox } from '../runtime.js';
 import type { Cgroup } from './cgroups.js';
 import { DiagLimiter } from './diag-limiter.js';
 import type { EgressDoor } from './egress-door.js';
@@ -161,6 +161,16 @@ export class LocalSandbox implements Sandbox {
 
   onLog(listener: (line: LogLine) => void): void {
     this.logListeners.push(listener);
+  }
+
+  /** Writes one of Slipway's own lines (`[slipway] …`) into the app's log. */
+  note(text: string): void {
+    const line: LogLine = {
+      time: new Date().toISOString(),
+      stream: 'system',
+      text: NOTE_PREFIX + text,
+    };
+    this.notify(this.logListeners, line, 'log');
   }
 
   /** The inject begins: from now on what the sandbox prints is the app's. */

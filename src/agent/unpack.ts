@@ -1,10 +1,11 @@
 import { closeSync, linkSync, mkdirSync, openSync, rmSync, symlinkSync, writeSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
-import { PassThrough, Readable, Transform, type TransformCallback } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip, gunzipSync } from 'node:zlib';
 import tar from 'tar-stream';
+import { ByteCap } from '../sources/byte-cap.js';
 import { parentOf } from '../sources/paths.js';
 import { SourceTree } from '../sources/tree.js';
 import { APP_DIR, SOCKET_DIR, SOURCES_SOCK } from './protocol.js';
@@ -158,7 +159,7 @@ async function tarBytes(body: Readable): Promise<Readable> {
   }
   return Readable.from([compressed])
     .pipe(createGunzip({ chunkSize: 256 * 1024 }))
-    .pipe(new ByteCap(MAX_UNPACKED, 'unpacked source'));
+    .pipe(capped(MAX_UNPACKED, 'unpacked source'));
 }
 
 /** A large built tree is never held in memory: inflated as it streams, capped both sides. */
@@ -167,9 +168,9 @@ function streamed(body: Readable): Readable {
   // pipe() would drop a failure midway (a corrupt gzip): the extract must hear of it.
   pipeline(
     body,
-    new ByteCap(ARTIFACT_LIMITS.compressed, 'compressed artifact'),
+    capped(ARTIFACT_LIMITS.compressed, 'compressed artifact'),
     createGunzip({ chunkSize: 256 * 1024 }),
-    new ByteCap(ARTIFACT_LIMITS.unpacked, 'unpacked artifact'),
+    capped(ARTIFACT_LIMITS.unpacked, 'unpacked artifact'),
     out,
   ).catch((err: unknown) => out.destroy(err instanceof Error ? err : new Error(String(err))));
   return out;
@@ -210,19 +211,7 @@ function get(path: string, token: string): Promise<{ statusCode: number; body: R
   });
 }
 
-class ByteCap extends Transform {
-  private seen = 0;
-
-  constructor(
-    private readonly max: number,
-    private readonly what: string,
-  ) {
-    super();
-  }
-
-  override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
-    this.seen += chunk.length;
-    if (this.seen > this.max) done(new BadSourceError(`${this.what} is over ${this.max} bytes`));
-    else done(null, chunk);
-  }
+/** The source or artifact is refused (400), not the agent broken, when a stream passes its cap. */
+function capped(max: number, what: string): ByteCap {
+  return new ByteCap(max, () => new BadSourceError(`${what} is over ${max} bytes`));
 }

@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
-import { Readable, Transform, Writable, type TransformCallback } from 'node:stream';
+import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip, type Gunzip } from 'node:zlib';
 import tar, { type ExtractEvents } from 'tar-stream';
 import { AppError, badRequest } from '../errors.js';
+import { ByteCap } from './byte-cap.js';
 import { readPackageJson } from './package-json.js';
 import { SourceTree } from './tree.js';
 
@@ -99,7 +100,12 @@ export async function inspectTarball(
   });
 
   try {
-    await pipeline(Readable.from([data]), gunzip(), new ByteCap(maxUnpacked), extract);
+    await pipeline(
+      Readable.from([data]),
+      gunzip(),
+      new ByteCap(maxUnpacked, () => unpacksTooLarge(maxUnpacked)),
+      extract,
+    );
   } catch (err) {
     throw asRefusal(err);
   }
@@ -114,21 +120,6 @@ export async function inspectTarball(
   if (state.packageJson) info.packageJson = readPackageJson(state.packageJson);
   if (state.requirements) info.requirementsTxt = state.requirements.toString('utf8');
   return info;
-}
-
-/** Passes bytes through and fails the stream as soon as their total passes the cap. */
-class ByteCap extends Transform {
-  private seen = 0;
-
-  constructor(private readonly max: number) {
-    super();
-  }
-
-  override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
-    this.seen += chunk.length;
-    if (this.seen > this.max) done(unpacksTooLarge(this.max));
-    else done(null, chunk);
-  }
 }
 
 function noteSecondary(_err: unknown): void {
@@ -180,7 +171,12 @@ function declaredSize(data: Buffer): number {
 async function inflateCounting(data: Buffer, max: number): Promise<void> {
   const discard = new Writable({ write: (_chunk, _encoding, done) => done() });
   try {
-    await pipeline(Readable.from([data]), gunzip(), new ByteCap(max), discard);
+    await pipeline(
+      Readable.from([data]),
+      gunzip(),
+      new ByteCap(max, () => unpacksTooLarge(max)),
+      discard,
+    );
   } catch (err) {
     throw asRefusal(err);
   }

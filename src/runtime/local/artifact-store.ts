@@ -11,8 +11,9 @@ import {
   type ReadStream,
 } from 'node:fs';
 import { join } from 'node:path';
-import { Transform, type Readable, type TransformCallback } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { ByteCap } from '../../sources/byte-cap.js';
 
 /**
  * Built trees (/app after install and build, packed by the agent), kept per release so a wake, a
@@ -89,7 +90,14 @@ export function openArtifactStore(dir: string, limits: ArtifactLimits): Artifact
       const target = file(key);
       const temp = join(dir, `.${randomBytes(8).toString('hex')}.part`);
       try {
-        await pipeline(body, new Cap(limits.maxBytes), createWriteStream(temp, { mode: 0o600 }));
+        await pipeline(
+          body,
+          new ByteCap(
+            limits.maxBytes,
+            () => new Error(`artifact is larger than ${limits.maxBytes} bytes`),
+          ),
+          createWriteStream(temp, { mode: 0o600 }),
+        );
         renameSync(temp, target);
       } finally {
         rmSync(temp, { force: true });
@@ -123,19 +131,5 @@ function evict(dir: string, totalBytes: number, keep: string): void {
     if (entry.path === keep) continue;
     rmSync(entry.path, { force: true });
     total -= entry.size;
-  }
-}
-
-class Cap extends Transform {
-  private seen = 0;
-
-  constructor(private readonly max: number) {
-    super();
-  }
-
-  override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
-    this.seen += chunk.length;
-    if (this.seen > this.max) done(new Error(`artifact is larger than ${this.max} bytes`));
-    else done(null, chunk);
   }
 }

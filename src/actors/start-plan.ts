@@ -61,6 +61,8 @@ export function planStart(
       template: row.template,
       lane,
       entrypoint: row.entrypoint ?? app.entrypoint,
+      // The release's own, never the app's: a version deployed without one has no build command.
+      ...(row.build !== undefined ? { build: row.build } : {}),
       sourceHash: row.sourceHash,
       // The release's own metadata: a rollback runs with the env it was deployed with.
       env: row.env ?? app.env,

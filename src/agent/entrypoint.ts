@@ -75,7 +75,7 @@ function builtRoot(): string {
     if (existsSync(index) && statSync(index).isFile()) return join(APP_DIR, dir);
   }
   throw new BadSourceError(
-    `npm run build left no index.html in ${BUILD_ROOTS.map((d) => `${d}/`).join(', ')}: set ` +
+    `the build left no index.html in ${BUILD_ROOTS.map((d) => `${d}/`).join(', ')}: set ` +
       'runtime.entrypoint to the directory the build writes, or, for a server, name it in ' +
       'package.json "main" or a "start" script of the form "node dist/server.js"',
   );

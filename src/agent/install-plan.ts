@@ -13,17 +13,15 @@ import {
 } from './protocol.js';
 import { BadSourceError } from './unpack.js';
 
-/** The step that turns the source into what runs; the inject then looks in the built tree. */
-export const BUILD_COMMAND = 'npm run build';
-
 /** npm's cache: on the sandbox's tmpfs (memory), so it is removed once the install is done. */
 export const NPM_CACHE = '/tmp/.npm';
 
 /**
  * The install steps for what is in /app, following docs/classifier.md: `npm ci` with a lockfile,
  * else `npm install`; dev dependencies only when a `build` script needs them (and then kept, as
- * the build may leave code that requires them), then `npm run build`. Empty when there is nothing
- * to install; `builds` (a static site) runs npm only when there is a build.
+ * the build may leave code that requires them), then `npm run build`, or runtime.build in its
+ * place. Empty when there is nothing to install; `builds` (a static site) runs npm only when there
+ * is a build. Without a package.json, runtime.build is the only step.
  */
 export function nodeSteps(
   req: InstallRequest,
@@ -31,7 +29,8 @@ export function nodeSteps(
   only: 'all' | 'builds' = 'all',
 ): InstallStep[] {
   const manifest = join(APP_DIR, 'package.json');
-  if (!existsSync(manifest)) return [];
+  if (!existsSync(manifest))
+    return req.build === undefined ? [] : [buildStep(req.build, installEnv(req))];
   let scripts: unknown;
   try {
     scripts = (JSON.parse(readFileSync(manifest, 'utf8')) as { scripts?: unknown }).scripts;
@@ -39,9 +38,10 @@ export function nodeSteps(
     throw new BadSourceError(`package.json is not valid JSON: ${errorText(err)}`);
   }
   const build =
-    typeof scripts === 'object' &&
-    scripts !== null &&
-    typeof (scripts as Record<string, unknown>).build === 'string';
+    req.build !== undefined ||
+    (typeof scripts === 'object' &&
+      scripts !== null &&
+      typeof (scripts as Record<string, unknown>).build === 'string');
   // A static site's package.json without a build describes tooling, not the site: nothing to do.
   if (!build && only === 'builds') return [];
   const locked = ['package-lock.json', 'npm-shrinkwrap.json'].some((f) =>
@@ -72,9 +72,20 @@ export function nodeSteps(
     args: [npm.cli, ...args],
     env,
   });
-  return build
-    ? [npmStep([verb, ...flags]), npmStep(['run', 'build'])]
-    : [npmStep([verb, ...flags])];
+  if (!build) return [npmStep([verb, ...flags])];
+  const last =
+    req.build === undefined
+      ? { ...npmStep(['run', 'build']), builds: true as const }
+      : buildStep(req.build, env);
+  return [npmStep([verb, ...flags]), last];
+}
+
+/**
+ * runtime.build, as the user typed it, run by `sh -c` in /app with the install's env: it fails,
+ * times out and is tagged in the log exactly as `npm run build` would be.
+ */
+function buildStep(command: string, env: Record<string, string>): InstallStep {
+  return { command, display: command, file: '/bin/sh', args: ['-c', command], env, builds: true };
 }
 
 /** `pip install --target` into PIP_TARGET from requirements.txt, else the pyproject.toml project. */
@@ -84,7 +95,8 @@ export function pythonSteps(req: InstallRequest, pip: PipInstall, python: string
     : existsSync(join(APP_DIR, 'pyproject.toml'))
       ? ['.']
       : undefined;
-  if (!what) return [];
+  const build = req.build === undefined ? [] : [buildStep(req.build, pythonBuildEnv(req))];
+  if (!what) return build;
   const args = [
     'install',
     '--no-input',
@@ -114,7 +126,16 @@ export function pythonSteps(req: InstallRequest, pip: PipInstall, python: string
       args: ['-m', 'pip', ...args],
       env,
     },
+    ...build,
   ];
+}
+
+/** `manage.py collectstatic` imports what pip just installed: PIP_TARGET goes on its path. */
+function pythonBuildEnv(req: InstallRequest): Record<string, string> {
+  const env = installEnv(req);
+  env.PYTHONPATH = [PIP_TARGET, env.PYTHONPATH ?? ''].filter(Boolean).join(':');
+  env.PYTHONNOUSERSITE = '1';
+  return env;
 }
 
 /**

@@ -12,6 +12,8 @@ export interface InstallStep {
   file: string;
   args: string[];
   env: Record<string, string>;
+  /** It builds what runs (`npm run build`, runtime.build): the inject looks in the built tree. */
+  builds?: true;
 }
 
 export type StepResult = { ok: true; ms: number } | { ok: false; failure: InstallFailure };

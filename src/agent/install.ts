@@ -2,7 +2,7 @@ import { rmSync } from 'node:fs';
 import { clearApp, uploadArtifact } from './artifact.js';
 import { errorText, info, warn } from './diag.js';
 import type { InjectContext } from './inject.js';
-import { BUILD_COMMAND, nodeSteps, NPM_CACHE, pythonSteps } from './install-plan.js';
+import { nodeSteps, NPM_CACHE, pythonSteps } from './install-plan.js';
 import { runStep, type InstallStep } from './install-step.js';
 import { APP_DIR, type InstallRequest, type InstallResponse } from './protocol.js';
 import { killStrays } from './strays.js';
@@ -59,7 +59,7 @@ export async function runInstall(ctx: InjectContext, req: InstallRequest): Promi
   const artifact = req.artifact ? await store(req.artifact.key, ctx.token, deadline) : undefined;
   ctx.phase = 'installed';
   ctx.installed = req.sourceKey;
-  ctx.built = steps.some((step) => step.command === BUILD_COMMAND);
+  ctx.built = steps.some((step) => step.builds === true);
   const ms = {
     pull: round(tPull - t0),
     install: round(tInstalled - tPull),
@@ -88,7 +88,7 @@ async function restore(ctx: InjectContext, req: InstallRequest, key: string, t0:
   }
   ctx.phase = 'installed';
   ctx.installed = req.sourceKey;
-  ctx.built = steps.some((step) => step.command === BUILD_COMMAND);
+  ctx.built = steps.some((step) => step.builds === true);
   const ms = { pull: round(performance.now() - t0), install: 0 };
   return { status: 200, body: { ok: true as const, ms, steps: [], artifact: 'restored' as const } };
 }
@@ -116,7 +116,7 @@ function plan(ctx: InjectContext, req: InstallRequest): InstallStep[] {
     }
     return pythonSteps(req, req.pip, ctx.pythonBin);
   }
-  // A static site is built when it has a build script; else it is served as it is.
+  // A static site is built when it has a build script or runtime.build; else it is served as is.
   if (!req.npm) return [];
   return nodeSteps(req, req.npm, 'builds');
 }

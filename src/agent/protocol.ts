@@ -57,6 +57,8 @@ export interface InstallRequest {
   /** The deploy's env items: a build step may read them (API URLs baked into a bundle). */
   env: { name: string; value: string }[];
   timeoutMs: number;
+  /** runtime.build: run with `sh -c` in /app after the install, instead of `npm run build`. */
+  build?: string;
   /** The node template's install: the host's npm, registry and CA. */
   npm?: NpmInstall;
   /** The python template's install: the host's package index and CA. */

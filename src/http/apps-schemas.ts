@@ -38,7 +38,11 @@ export const appSchema = {
     url: { type: 'string' },
     runtime: {
       type: 'object',
-      properties: { lane: { type: 'string' }, template: { type: 'string' } },
+      properties: {
+        lane: { type: 'string' },
+        template: { type: 'string' },
+        build: { type: 'string' },
+      },
       required: ['lane', 'template'],
     },
     last_deployed_at: { type: 'string' },

@@ -36,6 +36,7 @@ export const appShape = {
     .object({
       lane: z.string().describe('fast (vendored, no install step) or general (install, slower).'),
       template: z.string().describe('Runner chosen for the source: static, node or python.'),
+      build: z.string().optional().describe('The runtime.build command the app was built with.'),
     })
     .describe('How the app runs.'),
   last_deployed_at: z.string().describe('ISO 8601 UTC time of the last deploy.'),

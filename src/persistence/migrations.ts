@@ -137,6 +137,13 @@ export const migrations: readonly Migration[] = [
       UPDATE apps SET live_version = current_version WHERE phase IN ('Ready', 'Suspended');
     `,
   },
+  {
+    description: 'runtime.build: the build command of a release and of its app',
+    sql: `
+      ALTER TABLE apps ADD COLUMN build TEXT;
+      ALTER TABLE versions ADD COLUMN build TEXT;
+    `,
+  },
 ];
 
 /**

@@ -32,6 +32,7 @@ export interface AppRow {
   lane: string;
   template: string;
   entrypoint: string | null;
+  build: string | null;
   env: string;
   allowed_hosts: string;
   ttl: string;
@@ -50,6 +51,7 @@ export interface VersionRow {
   template: string;
   lane: string;
   entrypoint: string | null;
+  build: string | null;
   source_hash: string;
   source_key: string;
   rolled_back_from: number | null;
@@ -119,6 +121,7 @@ export function appFromRow(row: AppRow): AppRecord {
   opt(app, 'department', row.department);
   opt(app, 'url', row.url);
   opt(app, 'entrypoint', row.entrypoint);
+  opt(app, 'build', row.build);
   opt(app, 'liveVersion', row.live_version);
   if (row.last_deploy !== null) app.lastDeploy = deployFromJson(row.last_deploy);
   opt(app, 'snapshot', row.snapshot);
@@ -138,6 +141,7 @@ export function appToRow(app: AppRecord): AppRow {
     lane: app.lane,
     template: app.template,
     entrypoint: app.entrypoint ?? null,
+    build: app.build ?? null,
     env: envToJson(app.env),
     allowed_hosts: JSON.stringify(app.allowedHosts),
     ttl: app.ttl,
@@ -161,6 +165,7 @@ export function versionFromRow(row: VersionRow): VersionRecord {
     sourceKey: row.source_key,
   };
   opt(v, 'entrypoint', row.entrypoint);
+  opt(v, 'build', row.build);
   opt(v, 'rolledBackFrom', row.rolled_back_from);
   if (row.env !== null) v.env = envFromJson(row.env);
   if (row.allowed_hosts !== null) v.allowedHosts = JSON.parse(row.allowed_hosts) as string[];
@@ -180,6 +185,7 @@ export function versionToRow(v: VersionRecord): VersionRow {
     template: v.template,
     lane: v.lane,
     entrypoint: v.entrypoint ?? null,
+    build: v.build ?? null,
     source_hash: v.sourceHash,
     source_key: v.sourceKey,
     rolled_back_from: v.rolledBackFrom ?? null,

@@ -19,10 +19,10 @@ interface AuditFilter {
 const APP_COLS =
   'id, name, owner_id, department, phase, reason, message, url, lane, template, entrypoint, ' +
   'env, allowed_hosts, ttl, current_version, created_at, last_deployed_at, live_version, ' +
-  'last_deploy, snapshot';
+  'last_deploy, snapshot, build';
 const VERSION_COLS =
   'app_id, version, timestamp, template, lane, entrypoint, source_hash, source_key, ' +
-  'rolled_back_from, env, allowed_hosts, ttl, outcome, reason, message';
+  'rolled_back_from, env, allowed_hosts, ttl, outcome, reason, message, build';
 const USER_COLS = 'id, name, email, role, status, department, api_key_hash, created_at, updated_at';
 const DEPARTMENT_COLS = 'id, name, description, created_at';
 const LINK_COLS =

@@ -75,6 +75,8 @@ export interface AppRecord {
   lane: string;
   template: string;
   entrypoint?: string;
+  /** runtime.build: the shell command that builds the release instead of `npm run build`. */
+  build?: string;
   env: EnvItem[];
   allowedHosts: string[];
   /** Idle time before suspend, Go duration text. */
@@ -118,6 +120,8 @@ export interface VersionRecord {
   template: string;
   lane: string;
   entrypoint?: string;
+  /** runtime.build of this release: a rollback runs the build it was deployed with. */
+  build?: string;
   sourceHash: string;
   /** Blob key `<app_id>.v<version>.<32 hex>`, minted once and never re-derived. */
   sourceKey: string;

@@ -59,6 +59,8 @@ export interface InjectSpec {
   /** `general` runs the template's install step in the sandbox before the app starts. */
   lane: Lane;
   entrypoint?: string;
+  /** runtime.build: run with `sh -c` in /app after the install, instead of `npm run build`. */
+  build?: string;
   env: EnvItem[];
   /** `egress.allowed_hosts`; empty = no egress at all. */
   allowedHosts: string[];

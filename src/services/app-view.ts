@@ -7,7 +7,7 @@ export interface AppView {
   owner: string;
   phase: string;
   url?: string;
-  runtime: { lane: string; template: string };
+  runtime: { lane: string; template: string; build?: string };
   last_deployed_at: string;
   reason: string;
   message: string;
@@ -28,7 +28,11 @@ export function appView(app: AppRecord): AppView {
     name: app.name,
     owner: app.ownerId,
     phase: app.phase,
-    runtime: { lane: app.lane, template: app.template },
+    runtime: {
+      lane: app.lane,
+      template: app.template,
+      ...(app.build !== undefined ? { build: app.build } : {}),
+    },
     last_deployed_at: app.lastDeployedAt,
     reason: app.reason,
     message: app.message,

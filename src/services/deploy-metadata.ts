@@ -7,7 +7,7 @@ import { TEMPLATES } from '../sources/classify.js';
 /** Deploy metadata (spec §2), validated field by field. */
 export interface DeployMetadata {
   name: string;
-  runtime: { lane?: 'fast' | 'general'; template?: string; entrypoint?: string };
+  runtime: { lane?: 'fast' | 'general'; template?: string; entrypoint?: string; build?: string };
   env: EnvItem[];
   allowedHosts: string[];
   ttl: string;
@@ -89,11 +89,31 @@ function validateRuntime(runtime: unknown): DeployMetadata['runtime'] {
         throw bad('runtime.entrypoint', 'must be a relative path inside the source');
       }
       out[key] = val;
+    } else if (key === 'build') {
+      out.build = validateBuild(val);
     } else {
-      throw bad(`runtime.${key}`, 'is not a runtime field (lane, template, entrypoint)');
+      throw bad(`runtime.${key}`, 'is not a runtime field (lane, template, entrypoint, build)');
     }
   }
+  // The build makes what runs, and only the general lane runs a build: refused before any upload.
+  if (out.build !== undefined && out.lane === 'fast') {
+    throw bad(
+      'runtime.build',
+      'needs the general lane; leave runtime.lane out or set it to "general"',
+    );
+  }
   return out;
+}
+
+const MAX_BUILD = 1000;
+
+/** One line for `sh -c`: a newline would hide a second command from the log's one-line echo. */
+function validateBuild(val: unknown): string {
+  if (typeof val !== 'string' || val.trim() === '' || val.length > MAX_BUILD) {
+    throw bad('runtime.build', `must be a non-empty command of at most ${MAX_BUILD} characters`);
+  }
+  if (/[\0\r\n]/.test(val)) throw bad('runtime.build', 'must be one line, without NUL');
+  return val;
 }
 
 function validateEnv(env: unknown): EnvItem[] {

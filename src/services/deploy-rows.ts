@@ -25,6 +25,7 @@ export function releaseRows(input: ReleaseInput): { app: AppRecord; version: Ver
     lane: plan.ok ? plan.lane : (metadata.runtime.lane ?? 'fast'),
     template: plan.ok ? plan.template : (metadata.runtime.template ?? 'unknown'),
     entrypoint: plan.ok ? plan.entrypoint : metadata.runtime.entrypoint,
+    build: metadata.runtime.build,
   };
   const failure = plan.ok
     ? undefined

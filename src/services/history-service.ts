@@ -23,7 +23,7 @@ export interface VersionView {
   lane: string;
   source_hash: string;
   rolled_back_from?: number;
-  runtime: { template: string; lane: string; entrypoint?: string };
+  runtime: { template: string; lane: string; entrypoint?: string; build?: string };
   env: { name: string }[];
   egress: { allowed_hosts: string[] };
   ttl: string;
@@ -108,6 +108,7 @@ export class HistoryService {
         lane: from.lane,
         template: from.template,
         entrypoint: from.entrypoint,
+        build: from.build,
         env: from.env ?? app.env,
         allowedHosts: from.allowedHosts ?? app.allowedHosts,
         ttl: from.ttl ?? app.ttl,
@@ -144,6 +145,7 @@ export class HistoryService {
 export function versionView(v: VersionRecord, app: AppRecord): VersionView {
   const runtime: VersionView['runtime'] = { template: v.template, lane: v.lane };
   if (v.entrypoint !== undefined) runtime.entrypoint = v.entrypoint;
+  if (v.build !== undefined) runtime.build = v.build;
   const view: VersionView = {
     version: v.version,
     timestamp: v.timestamp,

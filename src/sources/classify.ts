@@ -11,6 +11,8 @@ export interface ClassifyOverride {
   lane?: string;
   template?: string;
   entrypoint?: string;
+  /** A build command: the source builds like one with a `build` script, on the general lane. */
+  build?: string;
 }
 
 /** What this Slipway can run; a plan outside it fails instead of failing later in a sandbox. */
@@ -63,7 +65,7 @@ export function classify(
           `this Slipway cannot run the ${t} template; it runs ${options.templates.join(', ')}`,
         )
       : undefined;
-  const plan = planners[asked](info, override.entrypoint);
+  const plan = planners[asked](info, override.entrypoint, override.build !== undefined);
   // A node project whose build makes a static site runs as static.
   const template = plan.ok ? (plan.template ?? asked) : asked;
   const refused = unavailable(asked) ?? unavailable(template);
@@ -76,7 +78,7 @@ export function classify(
     return fail(
       'NoEntrypoint',
       `${plan.why.split(';')[0]}: the build makes what runs, and it runs on the general lane only; ` +
-        'leave runtime.lane out, or deploy the build output without the build script',
+        'leave runtime.lane out, or deploy the build output without the build script or runtime.build',
     );
   }
   if (options.lanes && !options.lanes.includes(lane)) {

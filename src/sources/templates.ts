@@ -17,7 +17,11 @@ export type Plan =
   | { ok: true; entrypoint: string; lane: Lane; why: string; template?: Template; built?: true }
   | { ok: false; message: string };
 
-export const planners: Record<Template, (info: SourceInfo, entrypoint?: string) => Plan> = {
+/** `custom`: the metadata's runtime.build, which stands in for (and overrides) a build script. */
+export const planners: Record<
+  Template,
+  (info: SourceInfo, entrypoint?: string, custom?: boolean) => Plan
+> = {
   node: planNode,
   python: planPython,
   static: planStatic,
@@ -44,15 +48,21 @@ const PYTHON_VENDOR_DIRS = ['vendor/', '__pypackages__/'];
 const STATIC_ROOTS = ['.', 'public', 'dist', 'build'];
 /** Where a build leaves a static site (Vite, Astro: dist; CRA: build; Next export: out). */
 export const BUILD_ROOTS = ['dist', 'build', 'out', 'public'];
-const BUILT_SITE = `static site from npm run build, served from the first of ${BUILD_ROOTS.map((d) => `${d}/`).join(', ')} holding index.html`;
+const builtSite = (custom: boolean) =>
+  `static site from ${buildName(custom)}, served from the first of ${BUILD_ROOTS.map((d) => `${d}/`).join(', ')} holding index.html`;
 
-function planNode(info: SourceInfo, override?: string): Plan {
+/** How the build is named to the user: their own command, or the package.json script. */
+function buildName(custom: boolean): string {
+  return custom ? 'runtime.build' : 'npm run build';
+}
+
+function planNode(info: SourceInfo, override?: string, custom = false): Plan {
   const files = new Set(info.files);
   const pkg = info.packageJson ?? {};
   const scripts = stringRecord(pkg.scripts);
-  const built = scripts.build !== undefined;
+  const built = custom || scripts.build !== undefined;
   const found = nodeEntrypoint(files, pkg, scripts, override, built);
-  const { lane, why } = nodeLane(files, pkg, scripts);
+  const { lane, why } = nodeLane(files, pkg, scripts, custom);
   if ('ok' in found) {
     // A build with no server to run makes a static site: serve what it writes.
     if (!built) return found;
@@ -60,12 +70,12 @@ function planNode(info: SourceInfo, override?: string): Plan {
       ok: true,
       entrypoint: '',
       lane,
-      why: `${BUILT_SITE}; ${why}`,
+      why: `${builtSite(custom)}; ${why}`,
       template: 'static',
       built: true,
     };
   }
-  const after = found.deferred ? ' after npm run build' : '';
+  const after = found.deferred ? ` after ${buildName(custom)}` : '';
   return {
     ok: true,
     entrypoint: found.path,
@@ -124,10 +134,14 @@ function nodeLane(
   files: ReadonlySet<string>,
   pkg: Record<string, unknown>,
   scripts: Record<string, string | undefined>,
+  custom: boolean,
 ): { lane: Lane; why: string } {
   const deps = Object.keys(stringRecord(pkg.dependencies));
   const missing = deps.filter((dep) => !files.has(`node_modules/${dep}/package.json`));
   const steps = NODE_STEPS.filter((name) => scripts[name] !== undefined);
+  if (missing.length === 0 && steps.length === 0 && custom) {
+    return { lane: 'general', why: 'general lane: runtime.build to run' };
+  }
   if (missing.length === 0 && steps.length === 0) {
     const why =
       deps.length > 0 ? 'all dependencies are vendored in node_modules/' : 'no dependencies';
@@ -136,11 +150,12 @@ function nodeLane(
   const reasons = [
     missing.length > 0 ? `dependencies not vendored in node_modules/: ${list(missing)}` : '',
     steps.length > 0 ? `package.json scripts to run: ${steps.join(', ')}` : '',
+    custom ? 'runtime.build to run' : '',
   ];
   return { lane: 'general', why: `general lane: ${reasons.filter(Boolean).join('; ')}` };
 }
 
-function planPython(info: SourceInfo, override?: string): Plan {
+function planPython(info: SourceInfo, override?: string, custom = false): Plan {
   const files = new Set(info.files);
   let entrypoint: string | undefined;
   if (override !== undefined) {
@@ -180,23 +195,31 @@ function planPython(info: SourceInfo, override?: string): Plan {
         : files.has('requirements.txt')
           ? 'requirements.txt lists no packages'
           : 'no requirements';
+  // The build runs after pip, in the sandbox: only the general lane has one.
+  if (custom) {
+    const also = lane === 'general' ? `${laneWhy}; ` : '';
+    const why = `python ${entrypoint}; general lane: ${also}runtime.build to run`;
+    return { ok: true, entrypoint, lane: 'general', why, built: true };
+  }
   return { ok: true, entrypoint, lane, why: `python ${entrypoint}; ${lane} lane: ${laneWhy}` };
 }
 
-function planStatic(info: SourceInfo, override?: string): Plan {
+function planStatic(info: SourceInfo, override?: string, custom = false): Plan {
   const files = new Set(info.files);
   // A build script means the files are not the site yet (a Vite index.html loads /src/main.jsx):
   // build, then serve the output. Never the unbuilt source.
-  if (stringRecord(info.packageJson?.scripts).build !== undefined) {
+  if (custom || stringRecord(info.packageJson?.scripts).build !== undefined) {
     const dir =
       override === undefined ? '' : clean(override).replace(/(^|\/)index\.html$/, '') || '.';
     const from =
-      dir === '' ? BUILT_SITE : `static site from npm run build, served from ${dir || '.'}`;
+      dir === ''
+        ? builtSite(custom)
+        : `static site from ${buildName(custom)}, served from ${dir || '.'}`;
     return {
       ok: true,
       entrypoint: dir,
       lane: 'general',
-      why: `${from}; general lane: build script`,
+      why: `${from}; general lane: ${custom ? 'runtime.build' : 'build script'}`,
       built: true,
     };
   }

@@ -27,6 +27,7 @@ export function recordCases(store: () => Store): void {
       department: 'eng',
       url: 'https://api.example.com',
       entrypoint: 'server.js',
+      build: 'npx tsc',
       snapshot: '{"value":"Ready"}',
     });
     s.putApp(full);
@@ -81,13 +82,16 @@ export function recordCases(store: () => Store): void {
     const s = store();
     s.putApp(app('web'));
     s.addVersion(version('web', 1));
-    s.addVersion(version('web', 3, { rolledBackFrom: 1, entrypoint: 'main.js' }));
+    s.addVersion(
+      version('web', 3, { rolledBackFrom: 1, entrypoint: 'main.js', build: 'make site' }),
+    );
     s.addVersion(version('web', 2));
     expect(s.listVersions('web').map((v) => v.version)).toEqual([3, 2, 1]);
     expect(s.getVersion('web', 3)).toEqual(
-      version('web', 3, { rolledBackFrom: 1, entrypoint: 'main.js' }),
+      version('web', 3, { rolledBackFrom: 1, entrypoint: 'main.js', build: 'make site' }),
     );
     expect(s.getVersion('web', 1)).not.toHaveProperty('rolledBackFrom');
+    expect(s.getVersion('web', 1)).not.toHaveProperty('build');
     expect(s.getVersion('web', 9)).toBeUndefined();
     expect(s.listVersions('other')).toEqual([]);
     expect(() => s.addVersion(version('web', 2))).toThrow(/UNIQUE/);

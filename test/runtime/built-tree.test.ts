@@ -113,8 +113,10 @@ describe('artifact keys', () => {
       artifactKey({ ...base, sourceHash: 'sha256:2' }),
       artifactKey({ ...base, env: [{ name: 'API', value: 'y' }] }),
       artifactKey({ ...base, toolchain: 'v22' }),
+      artifactKey({ ...base, build: 'npx vite build' }),
+      artifactKey({ ...base, build: 'npx vite build --outDir out' }),
     ]);
-    expect(keys.size).toBe(5);
+    expect(keys.size).toBe(7);
     expect(artifactKey({ ...base })).toBe(artifactKey(base));
   });
 });

@@ -83,6 +83,14 @@ export const deployApp = defineTool({
           .describe('fast: run as is; general: run an install/build step first (slower).'),
         template: z.string().optional().describe('Force a runner: static, node or python.'),
         entrypoint: z.string().optional().describe('Relative path of the file to run.'),
+        build: z
+          .string()
+          .optional()
+          .describe(
+            'Shell command that builds the app, run with sh -c in the source directory after the ' +
+              'install, instead of npm run build (e.g. "npx vite build --outDir out"); implies ' +
+              'the general lane. One line, at most 1,000 characters.',
+          ),
       })
       .optional()
       .describe('Overrides of what Slipway detects from the file names; usually omitted.'),

@@ -23,6 +23,7 @@ const versionShape = {
       template: z.string(),
       lane: z.string(),
       entrypoint: z.string().optional(),
+      build: z.string().optional(),
     })
     .describe('How this version runs; a rollback restores it.'),
   env: z

@@ -49,11 +49,18 @@ export function artifactKey(parts: {
   appId: string;
   sourceHash: string;
   template: string;
+  /** runtime.build: another command builds another tree from the same source. */
+  build?: string | undefined;
   env: { name: string; value: string }[];
   toolchain: string;
 }): string {
   const { appId, sourceHash, template, env, toolchain } = parts;
-  const input = JSON.stringify([appId, sourceHash, template, env, toolchain]);
+  // Without a build the key input stays as it was, so trees stored before runtime.build still match.
+  const input = JSON.stringify(
+    parts.build === undefined
+      ? [appId, sourceHash, template, env, toolchain]
+      : [appId, sourceHash, template, parts.build, env, toolchain],
+  );
   return createHash('sha256').update(input).digest('hex');
 }
 

@@ -49,6 +49,7 @@ export async function installInto(
     sourceKey: spec.sourceKey,
     env: spec.env,
     timeoutMs: deps.installTimeoutMs,
+    ...(spec.build !== undefined ? { build: spec.build } : {}),
     ...('cli' in tool ? { npm: tool } : { pip: tool }),
   };
   const key = keyOf(spec, tool, deps.artifacts);
@@ -108,6 +109,7 @@ function keyOf(
     appId: spec.appId,
     sourceHash: spec.sourceHash,
     template: spec.template,
+    build: spec.build,
     env: spec.env,
     toolchain: JSON.stringify([process.version, ...index]),
   });

@@ -1,9 +1,11 @@
-import type { AppRecord, Store } from '../persistence/store.js';
+import type { AppRecord, Store, VersionRecord } from '../persistence/store.js';
 import { recordFields, type AppSnapshot } from './app-snapshot.js';
 
 /**
  * Writes the machine-owned fields of one app's row (phase, reason, message, url, currentVersion,
  * snapshot) over whatever the deploy service stored, skipping writes that would change nothing.
+ * Once a deploy is over, the row's release fields (runtime, env, egress, ttl) are those of the
+ * release that serves: a failed candidate's stay on its version, not on the app.
  */
 export class AppRowWriter {
   private written = '';
@@ -30,7 +32,10 @@ export class AppRowWriter {
     if (fields.snapshot === this.written) return false;
     const row = this.store.getApp(this.appId);
     if (!row) return false; // being deleted
-    const next: AppRecord = { ...row, ...fields };
+    const settled = fields.phase === 'Ready' || fields.phase === 'Suspended';
+    const live = settled ? fields.liveVersion : undefined;
+    const release = live === undefined ? undefined : this.store.getVersion(this.appId, live);
+    const next: AppRecord = { ...row, ...fields, ...(release ? releaseFields(row, release) : {}) };
     this.store.putApp(next);
     this.written = fields.snapshot ?? '';
     const before = this.row;
@@ -49,4 +54,17 @@ export class AppRowWriter {
     this.row = { ...row, phase: 'Failed', reason: 'InternalError', message, snapshot: undefined };
     this.store.putApp(this.row);
   }
+}
+
+/** What a release decides about the app that runs it (metadata it lacks stays the app's). */
+function releaseFields(row: AppRecord, v: VersionRecord): Partial<AppRecord> {
+  return {
+    lane: v.lane,
+    template: v.template,
+    entrypoint: v.entrypoint,
+    build: v.build,
+    env: v.env ?? row.env,
+    allowedHosts: v.allowedHosts ?? row.allowedHosts,
+    ttl: v.ttl ?? row.ttl,
+  };
 }

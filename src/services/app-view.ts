@@ -15,7 +15,7 @@ export interface AppView {
   live_version: number | null;
   /** How the newest deploy or rollback went. */
   last_deploy: DeployRecord | null;
-  /** The env of the newest deploy, names only: values never leave the server. */
+  /** The env of the release that serves (of the newest deploy while none does), names only. */
   env: { name: string }[];
 }
 

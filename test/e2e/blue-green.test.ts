@@ -115,7 +115,8 @@ describe('blue/green redeploys (real HTTP, real sandboxes, real SQLite)', () => 
         await until(() => loop.count() >= 5);
 
         const runtime = lane ? { lane } : {};
-        const bad = await deploy(server.baseURL, ALICE, { name, runtime }, await source());
+        const env = [{ name: 'CANDIDATE_ONLY', value: 'x' }];
+        const bad = await deploy(server.baseURL, ALICE, { name, runtime, env }, await source());
         const during = loop.count();
         await until(() => loop.count() >= during + 20);
         const { answers, failed } = await loop.stop();
@@ -133,6 +134,9 @@ describe('blue/green redeploys (real HTTP, real sandboxes, real SQLite)', () => 
           phase: 'Ready',
           live_version: 1,
           last_deploy: { version: 2, outcome: 'Failed' },
+          // What serves is version 1's release, not the failed candidate's.
+          runtime: { lane: 'fast', template: 'node' },
+          env: [],
         });
         const [v2, v1] = await versions(name);
         expect(v2).toMatchObject({ version: 2, outcome: 'Failed', live: false });

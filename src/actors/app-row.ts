@@ -1,4 +1,5 @@
-import type { AppRecord, Store, VersionRecord } from '../persistence/store.js';
+import { releaseOf } from '../persistence/release.js';
+import type { AppRecord, Store } from '../persistence/store.js';
 import { recordFields, type AppSnapshot } from './app-snapshot.js';
 
 /**
@@ -35,7 +36,7 @@ export class AppRowWriter {
     const settled = fields.phase === 'Ready' || fields.phase === 'Suspended';
     const live = settled ? fields.liveVersion : undefined;
     const release = live === undefined ? undefined : this.store.getVersion(this.appId, live);
-    const next: AppRecord = { ...row, ...fields, ...(release ? releaseFields(row, release) : {}) };
+    const next: AppRecord = { ...row, ...fields, ...(release ? releaseOf(release, row) : {}) };
     this.store.putApp(next);
     this.written = fields.snapshot ?? '';
     const before = this.row;
@@ -54,17 +55,4 @@ export class AppRowWriter {
     this.row = { ...row, phase: 'Failed', reason: 'InternalError', message, snapshot: undefined };
     this.store.putApp(this.row);
   }
-}
-
-/** What a release decides about the app that runs it (metadata it lacks stays the app's). */
-function releaseFields(row: AppRecord, v: VersionRecord): Partial<AppRecord> {
-  return {
-    lane: v.lane,
-    template: v.template,
-    entrypoint: v.entrypoint,
-    build: v.build,
-    env: v.env ?? row.env,
-    allowedHosts: v.allowedHosts ?? row.allowedHosts,
-    ttl: v.ttl ?? row.ttl,
-  };
 }

@@ -10,6 +10,7 @@ import {
   type AppState,
   type Initiator,
 } from '../machines/app-machine.js';
+import { releaseOf } from '../persistence/release.js';
 import type { AppRecord } from '../persistence/store.js';
 import type { Sandbox } from '../runtime/runtime.js';
 import { AppEventBus, lifecycleEvent } from './app-events.js';
@@ -187,7 +188,8 @@ export class AppRegistry {
 
   /** The machine input for a version: its release's idle ttl, which a rollback restores too. */
   private inputOf(row: AppRecord, version: number): AppInput {
-    const ttl = this.deps.store.getVersion(row.id, version)?.ttl ?? row.ttl;
+    const release = this.deps.store.getVersion(row.id, version);
+    const ttl = release ? releaseOf(release, row).ttl : row.ttl;
     return inputFor({ ...row, ttl }, version, this.policy);
   }
 

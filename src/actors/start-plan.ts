@@ -1,3 +1,4 @@
+import { releaseOf } from '../persistence/release.js';
 import type { Store } from '../persistence/store.js';
 import type { InjectSpec, Lane, Runtime } from '../runtime/runtime.js';
 
@@ -51,6 +52,7 @@ export function planStart(
   if (unavailable !== undefined) {
     return { ok: false, reason: 'LaneUnavailable', message: unavailable };
   }
+  const release = releaseOf(row, app);
   return {
     ok: true,
     template: row.template,
@@ -65,8 +67,8 @@ export function planStart(
       ...(row.build !== undefined ? { build: row.build } : {}),
       sourceHash: row.sourceHash,
       // The release's own metadata: a rollback runs with the env it was deployed with.
-      env: row.env ?? app.env,
-      allowedHosts: row.allowedHosts ?? app.allowedHosts,
+      env: release.env,
+      allowedHosts: release.allowedHosts,
     },
   };
 }

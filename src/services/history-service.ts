@@ -7,6 +7,7 @@
 import type { Readable } from 'node:stream';
 import type { AppRegistry } from '../actors/registry.js';
 import { AppError, notFound } from '../errors.js';
+import { releaseOf } from '../persistence/release.js';
 import type { AppRecord, Outcome, Store, VersionRecord } from '../persistence/store.js';
 import { envNames } from './app-view.js';
 import { mintSourceKey } from '../sources/keys.js';
@@ -102,17 +103,8 @@ export class HistoryService {
       // Read again inside the transaction: the app may have been deleted meanwhile.
       const app = store.getApp(appId);
       if (!app) throw notFound('app');
-      // The whole release comes back, env and egress included; old versions that never kept
-      // their metadata take the app's current one.
-      const release = {
-        lane: from.lane,
-        template: from.template,
-        entrypoint: from.entrypoint,
-        build: from.build,
-        env: from.env ?? app.env,
-        allowedHosts: from.allowedHosts ?? app.allowedHosts,
-        ttl: from.ttl ?? app.ttl,
-      };
+      // The whole release comes back, env and egress included.
+      const release = releaseOf(from, app);
       store.putApp({
         ...app,
         ...release,
@@ -143,6 +135,7 @@ export class HistoryService {
 
 /** Versions that never kept their metadata show their app's current one, as a rollback uses. */
 export function versionView(v: VersionRecord, app: AppRecord): VersionView {
+  const release = releaseOf(v, app);
   const runtime: VersionView['runtime'] = { template: v.template, lane: v.lane };
   if (v.entrypoint !== undefined) runtime.entrypoint = v.entrypoint;
   if (v.build !== undefined) runtime.build = v.build;
@@ -153,9 +146,9 @@ export function versionView(v: VersionRecord, app: AppRecord): VersionView {
     lane: v.lane,
     source_hash: v.sourceHash,
     runtime,
-    env: envNames(v.env ?? app.env),
-    egress: { allowed_hosts: v.allowedHosts ?? app.allowedHosts },
-    ttl: v.ttl ?? app.ttl,
+    env: envNames(release.env),
+    egress: { allowed_hosts: release.allowedHosts },
+    ttl: release.ttl,
     live: app.phase !== 'Failed' && app.liveVersion === v.version,
   };
   if (v.rolledBackFrom !== undefined) view.rolled_back_from = v.rolledBackFrom;

@@ -1,0 +1,28 @@
+import type { AppRecord, EnvItem, VersionRecord } from './store.js';
+
+/** What a release decides about the app that runs it. */
+export interface Release {
+  lane: string;
+  template: string;
+  entrypoint?: string;
+  build?: string;
+  env: EnvItem[];
+  allowedHosts: string[];
+  ttl: string;
+}
+
+/**
+ * A version's release. Versions stored before releases kept their metadata lack env, egress and
+ * ttl: their app's current ones stand in (as the migration that met them decided).
+ */
+export function releaseOf(version: VersionRecord, app: AppRecord): Release {
+  return {
+    lane: version.lane,
+    template: version.template,
+    entrypoint: version.entrypoint,
+    build: version.build,
+    env: version.env ?? app.env,
+    allowedHosts: version.allowedHosts ?? app.allowedHosts,
+    ttl: version.ttl ?? app.ttl,
+  };
+}

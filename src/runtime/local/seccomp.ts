@@ -15,8 +15,8 @@ export function syscallNumber(name: Syscall, arch: string = process.arch): numbe
   return ARCHES[arch]?.numbers[name];
 }
 
-/** Names of the refused syscalls (for /readyz and the docs). */
-export const REFUSED_SYSCALLS = [
+/** The syscalls refused with EPERM (those missing from an arch table do not exist there). */
+const REFUSED_SYSCALLS = [
   'mount',
   'umount2',
   'pivot_root',

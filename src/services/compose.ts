@@ -62,7 +62,7 @@ export function createDeployServices(config: Config, store: Store, log: Log): De
       maxConnections: config.runtime.egress.maxConnections,
       headTimeoutMs: durationMs(config.runtime.egress.headTimeout),
     },
-    log: (msg, extra) => log('info', msg, extra),
+    log: (msg, extra, level = 'info') => log(level, msg, extra),
   });
   const registry = new AppRegistry({
     store,

@@ -42,7 +42,8 @@ export interface LocalRuntimeOptions {
   allowPrivate: string[];
   /** `runtime.egress` caps; defaults in egress-limits.ts. */
   egress?: { maxConnectionsPerSandbox?: number; maxConnections?: number; headTimeoutMs?: number };
-  log?: (msg: string, extra?: object) => void;
+  /** Runtime notes; `level` is info unless given (boot failures are warnings). */
+  log?: (msg: string, extra?: object, level?: 'info' | 'warn' | 'error') => void;
   /** Built trees kept under dataDir/artifacts: each at most maxBytes, all together totalBytes. */
   artifacts?: Partial<ArtifactLimits>;
 }

@@ -95,6 +95,11 @@ export function constraintError(kind: 'UNIQUE' | 'FOREIGN KEY', what: string): E
 export const newestVersionFirst = (a: VersionRecord, b: VersionRecord): number =>
   b.version - a.version;
 
+/** Every stored version of every app, in no particular order. */
+export function* allVersions(s: MemoryState): Generator<VersionRecord> {
+  for (const byNumber of s.versions.values()) yield* byNumber.values();
+}
+
 /** Same slicing as SQLite's `LIMIT n OFFSET m` with non-positive n meaning no limit. */
 export function page<T>(items: T[], limit: number | undefined, offset: number | undefined): T[] {
   const from = Math.max(0, offset ?? 0);

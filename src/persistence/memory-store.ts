@@ -1,4 +1,5 @@
 import {
+  allVersions,
   cloneState,
   compareText,
   constraintError,
@@ -151,6 +152,13 @@ export function createMemoryStore(): Store {
         .slice(Math.max(0, Math.floor(keep)));
       for (const v of pruned) byNumber.delete(v.version);
       return pruned.map(copyVersion);
+    },
+    sourceKeys() {
+      return new Set([...allVersions(db())].map((v) => v.sourceKey));
+    },
+    hasSourceKey(key) {
+      for (const v of allVersions(db())) if (v.sourceKey === key) return true;
+      return false;
     },
 
     getUser(id) {

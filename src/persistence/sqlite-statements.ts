@@ -86,6 +86,10 @@ export function prepareStatements(db: Database) {
       'UPDATE versions SET outcome = @outcome, reason = @reason, message = @message ' +
         'WHERE app_id = @app_id AND version = @version',
     ),
+    sourceKeys: s<[], string>('SELECT source_key FROM versions').pluck(),
+    hasSourceKey: s<[string], number>(
+      'SELECT 1 FROM versions WHERE source_key = ? LIMIT 1',
+    ).pluck(),
     deleteVersion: s<[string, number]>('DELETE FROM versions WHERE app_id = ? AND version = ?'),
     deleteVersionsOf: s<[string]>('DELETE FROM versions WHERE app_id = ?'),
 

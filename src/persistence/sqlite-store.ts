@@ -123,6 +123,12 @@ export function openSqliteStore(path: string): Store {
         return pruned.map(versionFromRow);
       });
     },
+    sourceKeys() {
+      return new Set(st.sourceKeys.all());
+    },
+    hasSourceKey(key) {
+      return st.hasSourceKey.get(key) === 1;
+    },
 
     getUser(id) {
       const row = st.getUser.get(id);

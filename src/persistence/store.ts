@@ -26,6 +26,10 @@ export interface Store {
   setVersionOutcome(appId: string, version: number, outcome: VersionOutcome): boolean;
   /** Keeps the newest `keep` versions of the app; returns the pruned ones (for blob deletion). */
   pruneVersions(appId: string, keep: number): VersionRecord[];
+  /** Every source key a stored version points to: the blobs that must not be swept. */
+  sourceKeys(): Set<string>;
+  /** Whether a stored version points to `key`; the sweep's last look before removing a blob. */
+  hasSourceKey(key: string): boolean;
 
   getUser(id: string): UserRecord | undefined;
   listUsers(): UserRecord[];

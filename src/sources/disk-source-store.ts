@@ -9,11 +9,11 @@ import {
   statSync,
   unlinkSync,
 } from 'node:fs';
-import { open, rename, unlink } from 'node:fs/promises';
+import { open, readdir, rename, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AppError } from '../errors.js';
 import { isSourceKey } from './keys.js';
-import type { SourceStore } from './source-store.js';
+import type { SourceStore, StoredBlob } from './source-store.js';
 
 /**
  * The `served` backend: one file `<dir>/<key>.tar.gz` per blob. Keys are checked with isSourceKey
@@ -23,7 +23,7 @@ import type { SourceStore } from './source-store.js';
 export function createDiskSourceStore(dir: string): SourceStore {
   mkdirSync(dir, { recursive: true });
   sweepTempFiles(dir);
-  const pathOf = (key: string): string => join(dir, `${key}.tar.gz`);
+  const pathOf = (key: string): string => join(dir, `${key}${BLOB_SUFFIX}`);
 
   return {
     async put(key, data) {
@@ -76,8 +76,28 @@ export function createDiskSourceStore(dir: string): SourceStore {
         return false;
       }
     },
+
+    async list() {
+      const blobs: StoredBlob[] = [];
+      for (const name of await readdir(dir)) {
+        // Temp files (dot-named) and anything an operator dropped here are not blobs.
+        if (!name.endsWith(BLOB_SUFFIX)) continue;
+        const key = name.slice(0, -BLOB_SUFFIX.length);
+        if (!isSourceKey(key)) continue;
+        try {
+          const info = await stat(pathOf(key));
+          if (info.isFile()) blobs.push({ key, modifiedAt: info.mtimeMs, bytes: info.size });
+        } catch (err) {
+          // Removed between the listing and the stat: no longer a blob to report.
+          ignoreMissing(err);
+        }
+      }
+      return blobs;
+    },
   };
 }
+
+const BLOB_SUFFIX = '.tar.gz';
 
 const TEMP_SUFFIX = '.tmp';
 

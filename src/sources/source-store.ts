@@ -12,4 +12,12 @@ export interface SourceStore {
   /** Best-effort: a missing blob is not an error. */
   remove(key: string): Promise<void>;
   ping(): boolean;
+  /** Every stored blob with its last write time (ms since the epoch), for the orphan sweep. */
+  list(): Promise<StoredBlob[]>;
+}
+
+export interface StoredBlob {
+  key: string;
+  modifiedAt: number;
+  bytes: number;
 }

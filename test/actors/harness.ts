@@ -5,7 +5,7 @@ import { AppRegistry, type AppEvent } from '../../src/actors/registry.js';
 import type { AppPolicy } from '../../src/machines/app-machine.js';
 import { createMemoryStore } from '../../src/persistence/memory-store.js';
 import type { AppRecord, Store } from '../../src/persistence/store.js';
-import type { SourceStore } from '../../src/sources/source-store.js';
+import type { SourceStore, StoredBlob } from '../../src/sources/source-store.js';
 import { FakeRuntime } from './fake-runtime.js';
 
 /** Short budgets so retries and restarts take milliseconds of (fake) time. */
@@ -49,6 +49,9 @@ export class MemorySourceStore implements SourceStore {
   }
   ping(): boolean {
     return true;
+  }
+  async list(): Promise<StoredBlob[]> {
+    return [...this.blobs].map(([key, blob]) => ({ key, modifiedAt: 0, bytes: blob.length }));
   }
 }
 

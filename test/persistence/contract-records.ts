@@ -144,6 +144,34 @@ export function recordCases(store: () => Store): void {
     expect(s.pruneVersions('nope', 1)).toEqual([]);
   });
 
+  it('knows which source keys its versions point to, through prunes and deletes', () => {
+    const s = store();
+    expect(s.sourceKeys()).toEqual(new Set());
+    s.putApp(app('web'));
+    s.putApp(app('api'));
+    for (let n = 1; n <= 3; n++) s.addVersion(version('web', n));
+    s.addVersion(version('api', 1));
+    const key = (appId: string, n: number): string => version(appId, n).sourceKey;
+    expect(s.sourceKeys()).toEqual(
+      new Set([key('web', 1), key('web', 2), key('web', 3), key('api', 1)]),
+    );
+    expect(s.hasSourceKey(key('web', 2))).toBe(true);
+    expect(s.hasSourceKey(key('web', 9))).toBe(false);
+    s.pruneVersions('web', 1);
+    s.deleteApp('api');
+    expect(s.sourceKeys()).toEqual(new Set([key('web', 3)]));
+    expect(s.hasSourceKey(key('web', 2))).toBe(false);
+    expect(s.hasSourceKey(key('api', 1))).toBe(false);
+    // A key only counts once it is committed: a rolled-back transaction leaves none behind.
+    expect(() =>
+      s.transaction(() => {
+        s.addVersion(version('web', 4));
+        throw new Error('abort');
+      }),
+    ).toThrow('abort');
+    expect(s.hasSourceKey(key('web', 4))).toBe(false);
+  });
+
   it('deleteApp removes the app, its versions and links, and returns the versions', () => {
     const s = store();
     s.putApp(app('web'));

@@ -12,6 +12,7 @@ import { createDiskSourceStore } from '../sources/disk-source-store.js';
 import type { SourceStore } from '../sources/source-store.js';
 import { AppService } from './app-service.js';
 import { AuditTrail } from './audit-trail.js';
+import { OrphanBlobSweeper } from './orphan-blobs.js';
 import { ShareService } from './share-links.js';
 
 /** The deploy side of Slipway, wired once per server: source store, runtime, actors, router. */
@@ -86,6 +87,7 @@ export function createDeployServices(config: Config, store: Store, log: Log): De
     baseURL: () => config.server.baseURL ?? urls.baseURL,
   });
   const router = new AppRouter(registry, urls, log);
+  const orphans = new OrphanBlobSweeper({ store, sourceStore, log });
   let started = false;
   return {
     urls,
@@ -100,10 +102,12 @@ export function createDeployServices(config: Config, store: Store, log: Log): De
       urls.setBase(baseURL);
       await runtime.start();
       await registry.start();
+      orphans.start();
       started = true;
     },
     async stop() {
       started = false;
+      await orphans.stop();
       router.closeTunnels();
       await registry.stop();
       await runtime.stop();

@@ -7,10 +7,15 @@ import { recordFields, type AppSnapshot } from './app-snapshot.js';
  * snapshot) over whatever the deploy service stored, skipping writes that would change nothing.
  * Once a deploy is over, the row's release fields (runtime, env, egress, ttl) are those of the
  * release that serves: a failed candidate's stay on its version, not on the app.
+ *
+ * Staging and writing are apart so that a write the disk refuses can be tried again later: a retry
+ * merges the latest snapshot into the row as stored then, never a stale copy of it.
  */
 export class AppRowWriter {
   private written = '';
+  private staged: AppSnapshot | undefined;
   private row: AppRecord | undefined;
+  private shown = '';
 
   constructor(
     private readonly store: Store,
@@ -18,41 +23,64 @@ export class AppRowWriter {
     private readonly url: string,
   ) {}
 
-  /** The row as last written, for callers that outlive it (delete). */
+  /** The row as last written, or as it will be once a waiting write lands. */
   last(): AppRecord | undefined {
-    return this.row;
+    return this.staged ? (this.merge(this.staged) ?? this.row) : this.row;
+  }
+
+  /** True while the machine's latest state is not yet on disk. */
+  get pending(): boolean {
+    return this.staged !== undefined;
   }
 
   owner(): string {
     return (this.row ?? this.store.getApp(this.appId))?.ownerId ?? '';
   }
 
-  /** Stores the snapshot; true when the phase, reason or message shown to users changed. */
-  write(snapshot: AppSnapshot): boolean {
+  /** Takes the machine's new state; true when the phase, reason or message shown to users changed. */
+  stage(snapshot: AppSnapshot): boolean {
     const fields = recordFields(snapshot, this.url);
-    if (fields.snapshot === this.written) return false;
-    const row = this.store.getApp(this.appId);
-    if (!row) return false; // being deleted
-    const settled = fields.phase === 'Ready' || fields.phase === 'Suspended';
-    const live = settled ? fields.liveVersion : undefined;
-    const release = live === undefined ? undefined : this.store.getVersion(this.appId, live);
-    const next: AppRecord = { ...row, ...fields, ...(release ? releaseOf(release, row) : {}) };
+    if (fields.snapshot === this.written) {
+      this.staged = undefined;
+      return false;
+    }
+    this.staged = snapshot;
+    const shown = JSON.stringify([fields.phase, fields.reason, fields.message]);
+    if (shown === this.shown) return false;
+    this.shown = shown;
+    return true;
+  }
+
+  /** Writes the staged state; throws when the store does (the caller retries). */
+  flush(): void {
+    if (!this.staged) return;
+    const next = this.merge(this.staged);
+    if (!next) {
+      this.staged = undefined; // being deleted
+      return;
+    }
     this.store.putApp(next);
-    this.written = fields.snapshot ?? '';
-    const before = this.row;
+    this.written = next.snapshot ?? '';
     this.row = next;
-    return (
-      before?.phase !== next.phase ||
-      before.reason !== next.reason ||
-      before.message !== next.message
-    );
+    this.staged = undefined;
   }
 
   /** The machine itself broke: the row says so, and a restart begins from Failed. */
   fail(message: string): void {
     const row = this.store.getApp(this.appId);
     if (!row) return;
+    this.staged = undefined;
     this.row = { ...row, phase: 'Failed', reason: 'InternalError', message, snapshot: undefined };
     this.store.putApp(this.row);
+  }
+
+  private merge(snapshot: AppSnapshot): AppRecord | undefined {
+    const row = this.store.getApp(this.appId);
+    if (!row) return undefined;
+    const fields = recordFields(snapshot, this.url);
+    const settled = fields.phase === 'Ready' || fields.phase === 'Suspended';
+    const live = settled ? fields.liveVersion : undefined;
+    const release = live === undefined ? undefined : this.store.getVersion(this.appId, live);
+    return { ...row, ...fields, ...(release ? releaseOf(release, row) : {}) };
   }
 }

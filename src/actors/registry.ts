@@ -11,6 +11,7 @@ import {
   type Initiator,
 } from '../machines/app-machine.js';
 import { releaseOf } from '../persistence/release.js';
+import { WriteRetry } from '../persistence/write-retry.js';
 import type { AppRecord } from '../persistence/store.js';
 import type { Sandbox } from '../runtime/runtime.js';
 import { AppEventBus, lifecycleEvent } from './app-events.js';
@@ -43,6 +44,7 @@ export class AppRegistry {
   private readonly log: Log;
   private readonly policy: AppPolicy;
   private readonly waitMs: number;
+  private readonly writes: WriteRetry;
 
   constructor(private readonly deps: RegistryDeps) {
     this.now = deps.now ?? (() => Date.now());
@@ -51,6 +53,7 @@ export class AppRegistry {
     this.policy = { ...DEFAULT_POLICY, ...deps.policy };
     this.waitMs = deps.deployWaitMs ?? 10_000;
     this.logLines = new AppLogs(this.log);
+    this.writes = deps.writes ?? new WriteRetry({ log: this.log });
     this.keep = new WarmKeep(deps.keepRetired, (err) =>
       this.log('error', 'reaping a kept sandbox failed', { err: errorMessage(err) }),
     );
@@ -76,6 +79,9 @@ export class AppRegistry {
     this.logLines.closeAll({ code: 'not_ready', message: 'the server is shutting down' });
     for (const app of all) app.stop();
     await Promise.all(all.map((app) => app.settle()));
+    // A shared retrier belongs to whoever made it; ours gets its last try here.
+    if (this.deps.writes) this.writes.flush();
+    else this.writes.stop();
   }
 
   /** Deploys a stored version; resolves when Ready or Failed, or at `waitMs` with the record then. */
@@ -142,6 +148,13 @@ export class AppRegistry {
     return s.status === 'active' ? app.serving() : undefined;
   }
 
+  /** The app's phase as its actor has it (the row's for an app without one); undefined: no app. */
+  phase(appId: string): AppState | undefined {
+    const app = this.live(appId);
+    if (app) return stateOf(app.snapshot());
+    return this.deps.store.getApp(appId)?.phase;
+  }
+
   /** The serving sandbox now, without waking or waiting. */
   serving(appId: string): Sandbox | undefined {
     return this.live(appId)?.serving();
@@ -177,13 +190,27 @@ export class AppRegistry {
   }
 
   private rehydrate(row: AppRecord): void {
-    const latest = this.deps.store.listVersions(row.id)[0]?.version ?? 0;
+    const head = this.deps.store.listVersions(row.id)[0];
+    const latest = head?.version ?? 0;
     const input = this.inputOf(row, row.currentVersion > 0 ? row.currentVersion : latest);
     const { snapshot, problem } = restore(row, input);
     if (problem) this.log('warn', problem, { app: row.id });
-    if (snapshot) this.spawn(row, input, snapshot).send({ type: 'RESTORE', at: this.now() });
     // Acknowledged but never started (the server died first): deploy it now.
-    else if (input.version > 0) this.spawn(row, input);
+    if (!snapshot) {
+      if (input.version > 0) this.spawn(row, input);
+      return;
+    }
+    const app = this.spawn(row, input, snapshot);
+    app.send({ type: 'RESTORE', at: this.now() });
+    // Acknowledged, but the machine's state that knew of it never reached the disk (the store
+    // refused the write, then the server went down): this version is still owed a deploy.
+    if (head?.outcome === 'Pending' && latest > snapshot.context.version) {
+      this.log('warn', 'resuming a deploy the stored state had not recorded', {
+        app: row.id,
+        version: latest,
+      });
+      app.send({ type: 'DEPLOY', version: latest, ttlMs: this.inputOf(row, latest).ttlMs });
+    }
   }
 
   /** The machine input for a version: its release's idle ttl, which a rollback restores too. */
@@ -208,6 +235,7 @@ export class AppRegistry {
       publish: (event: AppEvent) => this.bus.publish(event),
       ring: this.logLines.ringOf(row.id),
       keep: this.keep,
+      writes: this.writes,
     };
     const app = new AppSupervisor(row.id, deps, input, snapshot, initiator);
     this.apps.set(row.id, app);
@@ -225,8 +253,10 @@ export class AppRegistry {
     return row;
   }
 
+  /** The app's row; while the store refuses its latest state, that state as it will be written. */
   private rowOf(app: AppSupervisor): AppRecord {
-    const row = this.deps.store.getApp(app.appId) ?? app.record();
+    const row =
+      (app.unsaved ? app.record() : undefined) ?? this.deps.store.getApp(app.appId) ?? app.record();
     if (!row) throw new Error(`app ${app.appId} is not stored`);
     return row;
   }

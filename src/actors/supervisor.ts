@@ -13,6 +13,7 @@ import {
   type Initiator,
 } from '../machines/app-machine.js';
 import type { AppRecord, Store } from '../persistence/store.js';
+import type { WriteRetry } from '../persistence/write-retry.js';
 import type { Runtime, Sandbox } from '../runtime/runtime.js';
 import { AppSandboxes } from './app-sandboxes.js';
 import { lifecycleEvent } from './app-events.js';
@@ -34,6 +35,8 @@ export interface SupervisorDeps {
   publish: (event: AppEvent) => void;
   ring: LogRing;
   keep: WarmKeep;
+  /** Where the row and outcome writes the disk refused wait to be tried again. */
+  writes: WriteRetry;
 }
 
 export class AppSupervisor {
@@ -97,9 +100,14 @@ export class AppSupervisor {
     this.lastRequestAt = this.deps.now();
   }
 
-  /** The row as last written, for callers that outlive it (delete). */
+  /** The row as last written or about to be, for callers that outlive it (delete). */
   record(): AppRecord | undefined {
     return this.row.last();
+  }
+
+  /** True while the machine's latest state waits for a write the store refused. */
+  get unsaved(): boolean {
+    return this.row.pending;
   }
 
   /** Resolves with the snapshot once `done` holds, the actor ends, or `waitMs` passes. */
@@ -160,8 +168,10 @@ export class AppSupervisor {
   /** A deploy ended: its version says how; a rollback that served says so in the log. */
   private settled(effect: Extract<AppEffect, { type: 'outcome' }>): void {
     const { version, outcome, reason, message } = effect;
-    const { store } = this.deps;
-    store.setVersionOutcome(this.appId, version, { outcome, reason, message });
+    const { store, writes } = this.deps;
+    writes.run(`outcome:${this.appId}:${version}`, () =>
+      store.setVersionOutcome(this.appId, version, { outcome, reason, message }),
+    );
     const from = store.getVersion(this.appId, version)?.rolledBackFrom;
     if (outcome === 'Ready' && from !== undefined) this.note(version, `rolled back to ${from}`);
   }
@@ -180,7 +190,8 @@ export class AppSupervisor {
 
   private persist(snapshot: AppSnapshot): void {
     if (snapshot.status === 'active') {
-      if (this.row.write(snapshot)) this.publish('phase', this.cause);
+      if (this.row.stage(snapshot)) this.publish('phase', this.cause);
+      this.deps.writes.run(this.rowKey, () => this.row.flush());
       return;
     }
     // Deleted: the registry removes the row; late claims are reaped as they land.
@@ -201,7 +212,12 @@ export class AppSupervisor {
     this.timers.clear();
     this.deps.log('error', 'app actor failed', { app: this.appId, err: errorMessage(err) });
     this.sandboxes.reapAll();
-    this.row.fail(`internal error: ${errorMessage(err)}; deploy again to recover`);
+    const message = `internal error: ${errorMessage(err)}; deploy again to recover`;
+    this.deps.writes.run(this.rowKey, () => this.row.fail(message));
+  }
+
+  private get rowKey(): string {
+    return `app:${this.appId}`;
   }
 
   private guard(what: string, fn: () => void): void {

@@ -1,5 +1,6 @@
 import type { AppPolicy } from '../machines/app-machine.js';
 import type { Phase, Store } from '../persistence/store.js';
+import type { WriteRetry } from '../persistence/write-retry.js';
 import type { Runtime } from '../runtime/runtime.js';
 import type { SourceStore } from '../sources/source-store.js';
 import type { WarmKeepOptions } from './warm-keep.js';
@@ -38,6 +39,8 @@ export interface RegistryDeps {
   policy?: Partial<AppPolicy>;
   /** Retired sandboxes kept warm for rollbacks; omitted: none kept (retired means reaped). */
   keepRetired?: WarmKeepOptions;
+  /** Retries row and outcome writes the store refused; one of its own when omitted. */
+  writes?: WriteRetry;
 }
 
 export interface WaitOptions {

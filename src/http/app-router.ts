@@ -37,7 +37,7 @@ export class AppRouter {
 
   async handle(name: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
     const sandbox = await this.registry.route(name, { waitMs: this.wakeWaitMs });
-    if (!sandbox) return page(res, 404, `No app named “${name}” is live here.`);
+    if (!sandbox) return this.notServing(name, res);
     this.registry.touch(name);
     const upstream = httpRequest(
       {
@@ -60,6 +60,24 @@ export class AppRouter {
     req.pipe(upstream);
   }
 
+  /**
+   * No sandbox to send the request to. An app that exists is never a 404: one on its way back
+   * (restart, wake, deploy) is a 503 to retry shortly; a failed one is a 503 that says so.
+   */
+  private notServing(name: string, res: ServerResponse): void {
+    const phase = this.registry.phase(name);
+    if (phase === undefined) return page(res, 404, `No app named “${name}” is live here.`);
+    if (phase === 'Failed') {
+      return page(
+        res,
+        503,
+        `The app “${name}” failed to start; its owner can see why and redeploy.`,
+      );
+    }
+    const wait = { 'retry-after': String(RETRY_AFTER_S) };
+    page(res, 503, `The app “${name}” is starting; try again in a moment.`, wait);
+  }
+
   /** Answers a request whose routing failed, without leaking the error to the app's visitor. */
   fail(res: ServerResponse, err: unknown): void {
     this.log('error', 'app routing failed', { err });
@@ -72,7 +90,11 @@ export class AppRouter {
     socket.on('error', () => socket.destroy());
     const sandbox = await this.registry.route(name, { waitMs: this.wakeWaitMs });
     if (!sandbox) {
-      socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      const status =
+        this.registry.phase(name) === undefined
+          ? '404 Not Found'
+          : `503 Service Unavailable\r\nRetry-After: ${RETRY_AFTER_S}`;
+      socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
       return;
     }
     this.registry.touch(name);
@@ -156,9 +178,18 @@ function endToEnd(rawHeaders: string[]): string[] {
   return out;
 }
 
-function page(res: ServerResponse, status: number, text: string): void {
+/** How long a visitor of an app on its way back is asked to wait. */
+const RETRY_AFTER_S = 2;
+
+function page(
+  res: ServerResponse,
+  status: number,
+  text: string,
+  headers: Record<string, string> = {},
+): void {
   const body = `<!doctype html><meta charset="utf-8"><title>${status}</title><h1>${status}</h1><p>${text}</p>\n`;
   res.writeHead(status, {
+    ...headers,
     'content-type': 'text/html; charset=utf-8',
     'content-length': Buffer.byteLength(body),
   });

@@ -2,6 +2,7 @@ import type { AppRegistry } from '../actors/registry.js';
 import { isAdmin, type Identity } from '../auth/identity.js';
 import type { Config } from '../config/schema.js';
 import { notFound } from '../errors.js';
+import type { StorageHealth } from '../persistence/storage-health.js';
 import type { AppRecord, Store } from '../persistence/store.js';
 import { classify } from '../sources/classify.js';
 import { mintSourceKey } from '../sources/keys.js';
@@ -28,8 +29,11 @@ export class AppService {
   constructor(private readonly deps: AppServiceDeps) {
     this.audit = deps.audit ?? new AuditTrail(deps.store, deps.log);
     this.history = new HistoryService(deps);
-    this.actions = new AuditedActions(this.audit, deps.store, (identity, id) =>
-      this.get(identity, id),
+    this.actions = new AuditedActions(
+      this.audit,
+      deps.store,
+      (identity, id) => this.get(identity, id),
+      () => deps.storage.verifyDatabase(),
     );
   }
 
@@ -75,7 +79,12 @@ export class AppService {
     const version = nextVersion(store, metadata.name);
     const sourceKey = mintSourceKey(metadata.name, version);
     const plan = classify(info, metadata.runtime);
-    await sourceStore.put(sourceKey, source);
+    await sourceStore.put(sourceKey, source).then(
+      () => this.deps.storage.succeeded('source store'),
+      (err: unknown) => {
+        throw this.deps.storage.failed('source store', err);
+      },
+    );
     const now = new Date().toISOString();
     try {
       store.transaction(() => {
@@ -171,6 +180,8 @@ export interface AppServiceDeps {
   sourceStore: SourceStore;
   registry: AppRegistry;
   config: Config;
+  /** Refuses changes while a store cannot write, and turns storage faults into 503s. */
+  storage: StorageHealth;
   deployWaitMs?: number;
   log?: (level: 'info' | 'warn' | 'error', msg: string, extra?: object) => void;
   /** Shared with whatever records the system's own actions; made here when omitted. */

@@ -8,6 +8,7 @@ import type { AppEvent, AppRegistry } from '../actors/registry.js';
 import type { Identity } from '../auth/identity.js';
 import { AppError } from '../errors.js';
 import type { AppRecord, AuditAction, AuditEvent, Store } from '../persistence/store.js';
+import { WriteRetry } from '../persistence/write-retry.js';
 
 /**
  * `ok`: done (for a deploy: accepted, Ready or on its way). `denied`: refused by ownership, scope,
@@ -32,18 +33,24 @@ export interface AuditEntry {
   sourceHash: string;
 }
 
-export type AuditLog = (level: 'error', msg: string, extra?: object) => void;
+export type AuditLog = (level: 'info' | 'warn' | 'error', msg: string, extra?: object) => void;
 
 export class AuditTrail {
+  private readonly writes: WriteRetry;
+
   constructor(
     private readonly store: Store,
-    private readonly log: AuditLog = () => undefined,
+    log: AuditLog = () => undefined,
     private readonly now: () => number = () => Date.now(),
-  ) {}
+    writes?: WriteRetry,
+  ) {
+    this.writes = writes ?? new WriteRetry({ log });
+  }
 
   /**
-   * Appends one event. The action it records has happened already, so a failing write is logged
-   * loudly rather than turned into an error for a caller whose action did take place.
+   * Appends one event. The action it records has happened already (and the store took a write
+   * just before it, see AuditedActions), so a write the disk refuses now is kept and retried until
+   * it lands rather than turned into an error for a caller whose action did take place.
    */
   record(entry: AuditEntry): void {
     const event: AuditEvent = {
@@ -56,11 +63,7 @@ export class AuditTrail {
       tenant_id: entry.tenantId,
       source_hash: entry.sourceHash,
     };
-    try {
-      this.store.appendAudit(event);
-    } catch (err) {
-      this.log('error', 'could not append an audit event', { event, err });
-    }
+    this.writes.run(`audit:${event.id}`, () => this.store.appendAudit(event));
   }
 
   list(query: { actor?: string; action?: string; app?: string; limit?: number }): AuditEvent[] {

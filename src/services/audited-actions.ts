@@ -14,10 +14,16 @@ export class AuditedActions {
     private readonly store: Store,
     /** Ownership: the app if the caller may see it, else 404. */
     private readonly get: (identity: Identity, id: string) => AppRecord,
+    /** Throws 503 storage_unavailable unless the store takes a write now. */
+    private readonly writable: () => void,
   ) {}
 
-  /** The app, when the caller may act on it; a refusal is audited before it is thrown. */
+  /**
+   * The app, when the caller may act on it; a refusal is audited before it is thrown. Nothing is
+   * done, and nothing audited, while the store cannot write: the action's event could not be.
+   */
   authorize(identity: Identity, action: AuditAction, id: string): AppRecord {
+    this.writable();
     try {
       const app = this.get(identity, id);
       requireScope(identity, 'deploy');
@@ -35,6 +41,7 @@ export class AuditedActions {
     target: string,
     how: { run: () => Promise<T>; hash?: () => string },
   ): Promise<T> {
+    this.writable();
     try {
       return await how.run();
     } catch (err) {

@@ -5,9 +5,13 @@ import { ConfigError } from '../config/load.js';
 import { durationMs, type Config } from '../config/schema.js';
 import { AppRouter } from '../http/app-router.js';
 import { PublicUrls } from '../http/public-urls.js';
+import { guardStore } from '../persistence/guarded-store.js';
+import { StorageHealth } from '../persistence/storage-health.js';
 import type { Store } from '../persistence/store.js';
+import { WriteRetry } from '../persistence/write-retry.js';
 import { createLocalRuntime } from '../runtime/local/local-runtime.js';
 import type { Runtime } from '../runtime/runtime.js';
+import { probeDirectory } from '../sources/dir-probe.js';
 import { createDiskSourceStore } from '../sources/disk-source-store.js';
 import type { SourceStore } from '../sources/source-store.js';
 import { AppService } from './app-service.js';
@@ -17,6 +21,10 @@ import { ShareService } from './share-links.js';
 
 /** The deploy side of Slipway, wired once per server: source store, runtime, actors, router. */
 export interface DeployServices {
+  /** The store as services write it: storage faults become 503s and mark `storage` down. */
+  store: Store;
+  /** Whether the database and the source store can write (readiness, refusals). */
+  storage: StorageHealth;
   urls: PublicUrls;
   sourceStore: SourceStore;
   runtime: Runtime;
@@ -36,7 +44,7 @@ export interface DeployServices {
 export type Log = (level: 'info' | 'warn' | 'error', msg: string, extra?: object) => void;
 
 /** Builds the services; nothing starts until `startDeployServices`. */
-export function createDeployServices(config: Config, store: Store, log: Log): DeployServices {
+export function createDeployServices(config: Config, rawStore: Store, log: Log): DeployServices {
   if (config.runtime.backend !== 'local') {
     throw new ConfigError(
       `config: runtime.backend: "${config.runtime.backend}" is not available in this build; use "local"`,
@@ -44,7 +52,18 @@ export function createDeployServices(config: Config, store: Store, log: Log): De
   }
   const agentToken = randomBytes(32).toString('base64url');
   const urls = new PublicUrls(config.server.appsDomain);
-  const sourceStore = createDiskSourceStore(join(config.server.dataDir, 'sources'));
+  const sourcesDir = join(config.server.dataDir, 'sources');
+  const sourceStore = createDiskSourceStore(sourcesDir);
+  const storage = new StorageHealth({
+    probes: {
+      database: () => rawStore.setMeta('write_probe', new Date().toISOString()),
+      'source store': () => probeDirectory(sourcesDir),
+    },
+    log,
+  });
+  // Every service writes through the guard: a full or read-only disk is a 503, not a 500.
+  const store = guardStore(rawStore, storage);
+  const writes = new WriteRetry({ log, health: storage });
   const runtime = createLocalRuntime({
     dataDir: config.server.dataDir,
     sourceStore,
@@ -75,11 +94,12 @@ export function createDeployServices(config: Config, store: Store, log: Log): De
       keepMs: durationMs(config.runtime.keepPrevious),
       max: config.runtime.keepPreviousMax,
     },
+    writes,
   });
-  const audit = new AuditTrail(store, log);
+  const audit = new AuditTrail(store, log, undefined, writes);
   // Idle suspends and wakes on request: the system acts, and the trail says so.
   audit.follow(registry);
-  const apps = new AppService({ store, sourceStore, registry, config, log, audit });
+  const apps = new AppService({ store, sourceStore, registry, config, log, audit, storage });
   const shares = new ShareService({
     store,
     apps,
@@ -90,6 +110,8 @@ export function createDeployServices(config: Config, store: Store, log: Log): De
   const orphans = new OrphanBlobSweeper({ store, sourceStore, log });
   let started = false;
   return {
+    store,
+    storage,
     urls,
     sourceStore,
     runtime,
@@ -100,8 +122,10 @@ export function createDeployServices(config: Config, store: Store, log: Log): De
     agentToken,
     async start(baseURL) {
       urls.setBase(baseURL);
-      await runtime.start();
+      // The apps first, in this same turn: no request sees a stored Ready that nothing serves;
+      // their claims wait for the runtime, which starts meanwhile.
       await registry.start();
+      await runtime.start();
       orphans.start();
       started = true;
     },
@@ -111,6 +135,8 @@ export function createDeployServices(config: Config, store: Store, log: Log): De
       router.closeTunnels();
       await registry.stop();
       await runtime.stop();
+      writes.stop();
+      storage.stop();
     },
     runtimeReadiness() {
       const status = runtime.status();

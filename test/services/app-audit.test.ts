@@ -10,6 +10,7 @@ import { AuditTrail } from '../../src/services/audit-trail.js';
 import type { DeployMetadata } from '../../src/services/deploy-metadata.js';
 import { world, type World } from '../actors/harness.js';
 import { tarGz } from '../support/tarball.js';
+import { StorageHealth } from '../../src/persistence/storage-health.js';
 
 const alice: Identity = {
   userId: 'apikey-alice',
@@ -47,6 +48,9 @@ beforeEach(() => {
     registry: w.registry,
     config,
     audit: trail,
+    storage: new StorageHealth({
+      probes: { database: () => w.store.setMeta('probe', 'x'), 'source store': () => undefined },
+    }),
   });
 });
 afterEach(() => w.registry.stop());

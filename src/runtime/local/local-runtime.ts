@@ -155,6 +155,8 @@ export function createLocalRuntime(opts: LocalRuntimeOptions): LocalRuntime {
     },
 
     async claim(template, appId) {
+      // Apps come back while the runtime is still starting: their claims wait for it.
+      if (state === 'new' && starting) await starting;
       if (state !== 'started') throw new RuntimeError(`the local runtime is ${state}`, true);
       if (!(templates as string[]).includes(template)) {
         const have = templates.join(', ');

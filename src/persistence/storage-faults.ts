@@ -1,0 +1,42 @@
+import { AppError } from '../errors.js';
+
+/** The two places Slipway writes what it acknowledges. */
+export type StorageName = 'database' | 'source store';
+
+/** How long a client is told to wait before trying a refused change again. */
+export const STORAGE_RETRY_AFTER_S = 5;
+
+/**
+ * True for errors that mean "this store cannot write right now" (a full or read-only disk, an I/O
+ * error), as opposed to a bug or bad input. SQLite reports them as SQLITE_FULL, SQLITE_IOERR_*,
+ * SQLITE_READONLY_* or SQLITE_CANTOPEN; the file system as ENOSPC, EDQUOT, EROFS or EIO.
+ */
+export function isStorageFault(err: unknown): boolean {
+  const code = (err as { code?: unknown } | undefined)?.code;
+  if (typeof code !== 'string') return false;
+  return FS_CODES.has(code) || SQLITE_PREFIXES.some((p) => code === p || code.startsWith(`${p}_`));
+}
+
+/** The 503 a change gets when `store` cannot write: which store, why, and when to try again. */
+export function storageUnavailable(store: StorageName, cause?: unknown): AppError {
+  return new AppError(503, 'storage_unavailable', `the ${store} cannot write: ${why(cause)}`, {
+    store,
+    retryAfterSeconds: STORAGE_RETRY_AFTER_S,
+  });
+}
+
+const FS_CODES = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EIO']);
+const SQLITE_PREFIXES = ['SQLITE_FULL', 'SQLITE_IOERR', 'SQLITE_READONLY', 'SQLITE_CANTOPEN'];
+
+/** A short, path-free reason: the error code says it without naming host paths. */
+function why(cause: unknown): string {
+  const code = (cause as { code?: unknown } | undefined)?.code;
+  if (code === 'ENOSPC' || code === 'SQLITE_FULL')
+    return 'the disk is full; retry once space is freed';
+  if (code === 'EDQUOT') return 'the disk quota is used up; retry once space is freed';
+  if (code === 'EROFS' || (typeof code === 'string' && code.startsWith('SQLITE_READONLY'))) {
+    return 'the file system is read-only; retry once it is writable again';
+  }
+  if (typeof code === 'string') return `an I/O error (${code}); retry shortly`;
+  return 'its last write failed; retry shortly';
+}

@@ -7,6 +7,7 @@ import {
   rmSync,
   statSync,
   utimesSync,
+  watch,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -25,8 +26,12 @@ import { freePort, startServerProcess, type ServerProcess } from '../support/ser
 
 const KEY = `kill9-admin-${randomBytes(16).toString('hex')}`;
 const APPS = 50;
-/** Kill once this many deploys were answered: the rest are in flight. */
+/** Deploys sent once KILL_AFTER were answered; the first of their blobs to land triggers the kill. */
+const LATE = 10;
 const KILL_AFTER = 15;
+const LATE_BLOB = new RegExp(
+  `^k9-(?:${Array.from({ length: LATE }, (_, i) => APPS - LATE + i).join('|')})\\.v1\\.[0-9a-f]{32}\\.tar\\.gz$`,
+);
 const BLOB = /^(.+)\.tar\.gz$/;
 
 const root = mkdtempSync(join(tmpdir(), 'slipway-kill9-'));
@@ -47,6 +52,11 @@ function startTime(pid: number): string | undefined {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
   }
+}
+
+function pidsIn(cgroup: string): string[] {
+  const procs = join(cgroup, 'cgroup.procs');
+  return existsSync(procs) ? readFileSync(procs, 'utf8').split('\n').filter(Boolean) : [];
 }
 
 function mtimeOf(path: string): number {
@@ -101,24 +111,26 @@ describe('kill -9 while 50 deploys are in flight', () => {
     const tarballs = await Promise.all(labels.map((label) => nodeApp(label)));
     const acknowledged = new Set<string>();
     let answered = 0;
-    let killNow: () => void = () => undefined;
-    const enough = new Promise<void>((resolve) => (killNow = resolve));
-    const deploys = labels.map((label, i) =>
-      deploy(first.baseURL, KEY, { name: `k9-${i}` }, tarballs[i]).then(
-        (res) => {
-          // A whole answer received was sent before the process died: it is acknowledged.
-          if (res.status === 200 || res.status === 202) acknowledged.add(label);
-          if (++answered >= KILL_AFTER) killNow();
-        },
-        // The kill cuts the deploys still in flight: unanswered, so never acknowledged.
-        () => undefined,
-      ),
-    );
-    const timer = setTimeout(killNow, 90_000);
+    let enoughAnswers: () => void = () => undefined;
+    const enough = new Promise<void>((resolve) => (enoughAnswers = resolve));
+    const wave = (from: number, to: number): Promise<void>[] =>
+      labels.slice(from, to).map((label, j) =>
+        deploy(first.baseURL, KEY, { name: `k9-${from + j}` }, tarballs[from + j]).then(
+          (res) => {
+            // A whole answer received was sent before the process died: it is acknowledged.
+            if (res.status === 200 || res.status === 202) acknowledged.add(label);
+            if (++answered >= KILL_AFTER) enoughAnswers();
+          },
+          // The kill cuts the deploys still in flight: unanswered, so never acknowledged.
+          () => undefined,
+        ),
+      );
+    const deploys = wave(0, APPS - LATE);
+    const timer = setTimeout(enoughAnswers, 90_000);
     await enough;
     clearTimeout(timer);
 
-    // What the instance runs right now: its process tree, its sandboxes' cgroups and dirs.
+    // What the instance runs now: its process tree, and where its sandboxes' cgroups live.
     const serverPid = first.child.pid ?? 0;
     const tree = processTreeOf(serverPid).filter((pid) => pid !== serverPid);
     const processes = tree.flatMap((pid) => {
@@ -135,6 +147,24 @@ describe('kill -9 while 50 deploys are in flight', () => {
         }
       }),
     );
+
+    // The late wave is killed the moment one of its blobs lands, before its rows can: the crash
+    // this sweep exists for (a fallback kill comes if no blob shows up).
+    const sourcesDir = join(dataDir, 'sources');
+    const kill = (): void => {
+      first.child.kill('SIGKILL');
+    };
+    const watcher = watch(sourcesDir, (_event, name) => {
+      if (name !== null && LATE_BLOB.test(name)) kill();
+    });
+    deploys.push(...wave(APPS - LATE, APPS));
+    const fallback = setTimeout(kill, 5_000);
+    await first.exited;
+    watcher.close();
+    clearTimeout(fallback);
+    await Promise.all(deploys);
+
+    // What the killed instance left: its sandboxes' cgroups and dirs.
     const sandboxesDir = join(runtimeRoot(dataDir, undefined), 'sandboxes');
     const oldCgroups = [...cgroupBases].flatMap((base) =>
       readdirSync(base)
@@ -142,8 +172,6 @@ describe('kill -9 while 50 deploys are in flight', () => {
         .map((name) => join(base, name)),
     );
     const oldSandboxes = readdirSync(sandboxesDir);
-    await first.stop('SIGKILL');
-    await Promise.all(deploys);
 
     expect(acknowledged.size, `answered ${answered}`).toBeGreaterThanOrEqual(5);
     expect(processes.length).toBeGreaterThan(0);
@@ -159,8 +187,10 @@ describe('kill -9 while 50 deploys are in flight', () => {
     const crashOrphans = blobKeys().filter((key) => !referencedKeys().has(key) && key !== ghost);
 
     // Its sandboxes die with it (--die-with-parent), before anything restarts.
-    const alive = (): { pid: number }[] =>
-      processes.filter(({ pid, started }) => startTime(pid) === started);
+    const alive = (): (number | string)[] => [
+      ...processes.filter(({ pid, started }) => startTime(pid) === started).map((p) => p.pid),
+      ...oldCgroups.filter((dir) => pidsIn(dir).length > 0),
+    ];
     const diedAt = Date.now();
     await eventually(() => alive().length === 0, "the killed instance's sandboxes to die").catch(
       (err: Error) => {
@@ -210,7 +240,6 @@ describe('kill -9 while 50 deploys are in flight', () => {
     const left = blobKeys();
     expect(left).not.toContain(ghost);
     const unreferenced = left.filter((key) => !referenced.has(key));
-    const sourcesDir = join(dataDir, 'sources');
     const old = Date.now() - ORPHAN_GRACE_MS;
     expect(unreferenced.filter((key) => mtimeOf(join(sourcesDir, `${key}.tar.gz`)) < old)).toEqual(
       [],

@@ -2,7 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import { isIP } from 'node:net';
 import { announceBootstrap, ensureBootstrapAdmin, type BootstrapResult } from './auth/bootstrap.js';
 import { ConfigError } from './config/load.js';
-import type { Config } from './config/schema.js';
+import { durationMs, type Config } from './config/schema.js';
+import { Drain } from './http/drain.js';
 import { buildServer } from './http/server.js';
 import { resolveTls } from './http/tls.js';
 import { openStore } from './persistence/open-store.js';
@@ -11,14 +12,32 @@ export interface Running {
   app: FastifyInstance;
   /** The control plane's base URL (`server.baseURL`, or derived from the listen address). */
   baseURL: string;
+  /**
+   * The clean stop: drains the listener (new requests 503, streams ended, requests in flight
+   * finish, for at most `server.shutdownTimeout`), then stops the deploy services and closes the
+   * store. Called again, it returns the same stop.
+   */
   close(): Promise<void>;
+  /** Cuts the drain short (a second signal): what still runs is closed now, then the same stop. */
+  hurry(): void;
+}
+
+/** A start given up because a stop was asked for meanwhile; everything it began is undone. */
+export class StartCancelled extends Error {
+  constructor() {
+    super('start-up cancelled');
+  }
+}
+
+export interface StartOptions {
+  logger?: boolean | { level: string };
+  /** Aborted (a signal during start-up): the start undoes what it did and throws StartCancelled. */
+  signal?: AbortSignal;
 }
 
 /** Opens the store, builds the server and listens: the whole of `npm start`, and of e2e tests. */
-export async function startSlipway(
-  config: Config,
-  options: { logger?: boolean | { level: string } } = {},
-): Promise<Running> {
+export async function startSlipway(config: Config, options: StartOptions = {}): Promise<Running> {
+  const cancelled = (): boolean => options.signal?.aborted === true;
   const { host, port } = splitListen(config.server.listen);
   assertSafeBind(config, host);
   const tls = await resolveTls(config);
@@ -27,16 +46,20 @@ export async function startSlipway(
     path: config.store.path,
     dataDir: config.server.dataDir,
   });
+  const drain = new Drain();
   let app: FastifyInstance | undefined;
   let bootstrap: BootstrapResult;
   try {
-    app = await buildServer({ config, store, tls, logger: options.logger });
+    app = await buildServer({ config, store, tls, logger: options.logger, drain });
+    if (cancelled()) throw new StartCancelled();
     bootstrap = ensureBootstrapAdmin(config, store);
     let listening = false;
     app.readiness.register('http', () => ({ ok: listening }));
     await app.listen({ host, port });
     listening = true;
+    if (cancelled()) throw new StartCancelled();
   } catch (err) {
+    if (err instanceof StartCancelled) app?.log.info('start-up cancelled: shutting down');
     await app?.close();
     store.close();
     throw err;
@@ -47,20 +70,46 @@ export async function startSlipway(
     config.server.baseURL ?? `${tls ? 'https' : 'http'}://${urlHost(host)}:${boundPort}`
   ).replace(/\/+$/, '');
   try {
+    // Not cut short by a signal: stopping the runtime while it prepares the host (runtime dir,
+    // cgroups) would leave what it prepared behind. It takes a moment; the stop follows it.
     await app.deploy.start(baseURL);
+    if (cancelled()) throw new StartCancelled();
   } catch (err) {
+    if (err instanceof StartCancelled) app.log.info('start-up cancelled: shutting down');
     await app.close();
     store.close();
     throw err;
   }
   announceBootstrap(bootstrap, baseURL);
   const server = app;
+  const timeoutMs = durationMs(config.server.shutdownTimeout);
+  let closing: Promise<void> | undefined;
   return {
     app: server,
     baseURL,
-    async close() {
-      await server.close();
-      store.close();
+    close() {
+      closing ??= (async () => {
+        server.log.info(
+          { requests: drain.pending, timeoutMs },
+          'draining: refusing new requests, waiting for those in flight',
+        );
+        const { forced, ms } = await drain.run(timeoutMs);
+        if (forced > 0) {
+          server.log.warn(
+            { requests: forced, timeoutMs },
+            `shutdown: ${forced} request(s) still running when the drain ended; closed them`,
+          );
+        }
+        // The deploy services ran through the drain (the deploys in flight needed them); now
+        // they stop (fastify's onClose), then the store, which they write to until then.
+        await server.close();
+        store.close();
+        server.log.info({ drainMs: ms }, 'shutdown complete');
+      })();
+      return closing;
+    },
+    hurry() {
+      drain.cut();
     },
   };
 }

@@ -77,6 +77,7 @@ const ENV_KEYS: ReadonlyArray<[string, string, Kind]> = [
   ['SVC_MAX_STREAMS', 'limits.maxStreams', 'integer'],
   ['SVC_HEADERS_TIMEOUT', 'server.headersTimeout', 'string'],
   ['SVC_MAX_PENDING_CONNECTIONS_PER_ADDRESS', 'server.maxPendingConnectionsPerAddress', 'integer'],
+  ['SVC_SHUTDOWN_TIMEOUT', 'server.shutdownTimeout', 'string'],
 ];
 
 function applyEnv(raw: Record<string, unknown>, env: Env): void {

@@ -39,6 +39,11 @@ export const configSchema = z.strictObject({
       headersTimeout: duration.default('10s'),
       /** Connections per client address still owing a complete request head; more are closed. */
       maxPendingConnectionsPerAddress: z.number().int().positive().default(64),
+      /**
+       * On SIGTERM/SIGINT, how long requests in flight (a deploy waiting for its app) may take to
+       * finish before they are cut and the process exits.
+       */
+      shutdownTimeout: duration.default('30s'),
     })
     .prefault({}),
   auth: z

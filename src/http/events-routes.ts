@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AppRegistry } from '../actors/registry.js';
 import { requireIdentity } from '../auth/guards.js';
 import { EventHub } from '../services/event-hub.js';
+import { SHUTTING_DOWN, type Drain } from './drain.js';
 import { HEARTBEAT_MS, MAX_BUFFERED_BYTES, SseStream } from './sse.js';
 import { StreamQuota, type StreamCap } from './stream-quota.js';
 
@@ -11,6 +12,8 @@ export interface EventsRoutesOptions {
   /** The server-wide cap on streams (`limits.maxStreams`), shared with log streams. */
   cap?: StreamCap;
   heartbeatMs?: number;
+  /** The server's drain: streams end with `event: error` as soon as it starts. */
+  drain?: Pick<Drain, 'onBegin'>;
 }
 
 /**
@@ -29,9 +32,15 @@ export function eventsRoutes(registry: Pick<AppRegistry, 'on'>, opts: EventsRout
       cap: opts.cap,
     });
 
-    // Before the listener closes its connections: a clean end, so clients reconnect rather than err.
+    // At the start of a drain (or a close without one), before the listener closes its
+    // connections: an `event: error` frame saying the server is going, rather than a cut the client
+    // cannot tell from a network fault.
+    const endAll = (): void => {
+      for (const stream of [...open]) stream.fail(SHUTTING_DOWN);
+    };
+    opts.drain?.onBegin(endAll);
     app.addHook('preClose', async () => {
-      for (const stream of [...open]) stream.end();
+      endAll();
       hub.stop();
     });
 

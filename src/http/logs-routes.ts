@@ -4,6 +4,7 @@ import type { AppRegistry } from '../actors/registry.js';
 import { requireIdentity } from '../auth/guards.js';
 import type { AppService } from '../services/app-service.js';
 import { appIdParams } from './apps-schemas.js';
+import { SHUTTING_DOWN, type Drain } from './drain.js';
 import { HEARTBEAT_MS, MAX_BUFFERED_BYTES, SseStream } from './sse.js';
 import { StreamQuota, type StreamCap } from './stream-quota.js';
 
@@ -25,6 +26,8 @@ export interface LogsRoutesOptions {
   /** The server-wide cap on streams (`limits.maxStreams`), shared with /api/events. */
   cap?: StreamCap;
   heartbeatMs?: number;
+  /** The server's drain: followers end with `event: error` as soon as it starts. */
+  drain?: Pick<Drain, 'onBegin'>;
 }
 
 /**
@@ -39,10 +42,13 @@ export function logsRoutes(service: AppService, registry: AppRegistry, opts: Log
     const quota = new StreamQuota(opts.maxStreamsPerUser, { cap: opts.cap });
     const open = new Set<SseStream>();
 
-    app.addHook('preClose', async () => {
-      const shutdown = { code: 'not_ready', message: 'the server is shutting down' };
-      for (const stream of [...open]) stream.fail(shutdown);
-    });
+    // A follower never ends on its own: at the start of a drain it ends, saying why, so that the
+    // drain waits only for requests that do end (and on a close without a drain, all the same).
+    const endAll = (): void => {
+      for (const stream of [...open]) stream.fail(SHUTTING_DOWN);
+    };
+    opts.drain?.onBegin(endAll);
+    app.addHook('preClose', async () => endAll());
 
     app.get(
       '/v1/apps/:id/logs',

@@ -1,4 +1,4 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import {
   createServer as createHttpServer,
   type IncomingMessage,
@@ -33,6 +33,8 @@ import { guardConnections, headerTimeouts, type HeadDelivered } from './connecti
 import { hostGuardPlugin } from './host-guard.js';
 import { oversizePlugin } from './oversize.js';
 import { StreamCap } from './stream-quota.js';
+import { Drain } from './drain.js';
+import { installRequestLog, pathOf } from './request-log.js';
 import './types.js';
 
 export interface ServerOptions {
@@ -41,11 +43,16 @@ export interface ServerOptions {
   tls?: TlsMaterial;
   /** Pino logger settings; false silences it (tests). */
   logger?: boolean | { level: string };
+  /** The listener's clean stop (see drain.ts); the caller runs it. One is made when not given. */
+  drain?: Drain;
+  /** How often the aggregated `http requests` line is written; tests shorten it. */
+  requestLogIntervalMs?: number;
 }
 
 /** Builds the control-plane server with every plugin registered; the caller listens. */
 export async function buildServer(options: ServerOptions): Promise<FastifyInstance> {
   const { config, store } = options;
+  const drain = options.drain ?? new Drain();
   // Built before fastify: the listener routes app hosts to sandboxes before fastify sees them.
   const logs: { to?: FastifyBaseLogger } = {};
   const deploy = createDeployServices(config, store, (level, msg, extra) =>
@@ -55,19 +62,33 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     logger: loggerOptions(options.logger ?? { level: 'info' }),
     bodyLimit: config.server.bodyLimitBytes,
     trustProxy: false,
+    // fastify's two info lines per request were most of the log under load: ours go to debug,
+    // with one aggregated info line a minute (request-log.ts).
+    logController: new LogController({ disableRequestLogging: true }),
+    // By the time fastify closes, the drain has answered or cut every request (drain.ts): what
+    // is left is closed rather than waited for.
     forceCloseConnections: true,
-    serverFactory: (handler) => listenerFor(options.tls, handler, () => deploy, config),
+    serverFactory: (handler) => listenerFor(options.tls, handler, () => deploy, config, drain),
   }) as unknown as FastifyInstance;
   logs.to = app.log;
   installRouteTable(app);
+  installRequestLog(app, { intervalMs: options.requestLogIntervalMs });
 
   app.decorate('config', config);
-  app.decorate('store', store);
+  // Routes write through the guarded store: a full or read-only disk is a 503, not a 500.
+  app.decorate('store', deploy.store);
   app.decorate('metrics', new Metrics());
   app.decorate('readiness', new Readiness());
-  app.readiness.register('store', () => ({ ok: store.ping(), backend: store.backend }));
+  // Ready means able to write, not just to read: a full disk is not ready.
+  app.readiness.register('store', () => {
+    const writes = deploy.storage.check('database');
+    return { ...writes, ok: writes.ok && store.ping(), backend: store.backend };
+  });
   app.decorate('deploy', deploy);
-  app.readiness.register('sources', () => ({ ok: deploy.sourceStore.ping() }));
+  app.readiness.register('sources', () => {
+    const writes = deploy.storage.check('source store');
+    return { ...writes, ok: writes.ok && deploy.sourceStore.ping() };
+  });
   app.readiness.register('runtime', () => deploy.runtimeReadiness());
 
   installErrorHandlers(app);
@@ -87,8 +108,9 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   await app.register(versionsRoutes(deploy.apps, deploy.registry));
   const perUser = config.limits.maxConcurrentLogStreamsPerUser;
   const cap = new StreamCap(config.limits.maxStreams);
-  await app.register(logsRoutes(deploy.apps, deploy.registry, { maxStreamsPerUser: perUser, cap }));
-  await app.register(eventsRoutes(deploy.registry, { maxStreamsPerUser: perUser, cap }));
+  const streams = { maxStreamsPerUser: perUser, cap, drain };
+  await app.register(logsRoutes(deploy.apps, deploy.registry, streams));
+  await app.register(eventsRoutes(deploy.registry, streams));
   await app.register(auditRoutes(deploy.apps.audit));
   await app.register(shareRoutes(deploy.shares));
   await app.register(
@@ -114,10 +136,13 @@ function listenerFor(
   handler: (req: IncomingMessage, res: ServerResponse) => void,
   services: () => DeployServices,
   config: Config,
+  drain: Drain,
 ) {
   let delivered: HeadDelivered = () => undefined;
   const dispatch = (req: IncomingMessage, res: ServerResponse): void => {
     delivered(req.socket);
+    // Before the app router too: an app host is refused while draining like any other request.
+    if (!drain.admit(req, res)) return;
     const router = services().router;
     const name = router.appFor(req);
     if (name === undefined) return handler(req, res);
@@ -132,8 +157,10 @@ function listenerFor(
     ? createHttpsServer({ ...timeouts, key: tls.key, cert: tls.cert }, dispatch)
     : createHttpServer(timeouts, dispatch);
   delivered = guardConnections(server, guard);
+  drain.watch(server);
   server.on('upgrade', (req: IncomingMessage, socket, head: Buffer) => {
     delivered(req.socket);
+    if (drain.refuseUpgrade(socket)) return;
     const router = services().router;
     const name = router.appFor(req);
     if (name !== undefined) {
@@ -158,12 +185,19 @@ function extraHosts(config: Config): string[] {
 function loggerOptions(logger: boolean | { level: string }): object | boolean {
   if (logger === false) return false;
   const level = logger === true ? 'info' : logger.level;
-  // Credentials never reach the log, whatever route or plugin logs a request.
+  // Credentials never reach the log, whatever route or plugin logs a request: no headers, and no
+  // query string (a share or OAuth token may ride in one).
   return {
     level,
     redact: {
       paths: ['req.headers.authorization', 'req.headers.cookie', 'headers.authorization'],
       censor: '[redacted]',
+    },
+    serializers: {
+      req: (req: { method?: string; url?: string }) => ({
+        method: req.method,
+        url: pathOf(req.url ?? ''),
+      }),
     },
   };
 }

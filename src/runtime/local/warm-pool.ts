@@ -1,14 +1,19 @@
 import PQueue from 'p-queue';
+import { RuntimeError } from '../runtime.js';
 import type { LocalSandbox } from './sandbox.js';
+
+export type PoolLog = (msg: string, extra?: object, level?: 'info' | 'warn' | 'error') => void;
 
 export interface WarmPoolOptions {
   templates: readonly string[];
   /** Idle sandboxes kept per template. */
   size: number;
   boot(template: string): Promise<LocalSandbox>;
-  log: (msg: string, extra?: object) => void;
+  log: PoolLog;
   /** Background boots at once: two keep a 2-core host responsive while refilling. */
   concurrency?: number;
+  /** The clock of the boot-failure summaries (tests). */
+  now?: () => number;
 }
 
 export interface PoolStatus {
@@ -28,6 +33,69 @@ const REFILL_DELAY_MS = 250;
 const RETRY_MIN_MS = 1_000;
 const RETRY_MAX_MS = 30_000;
 
+/** A failure that repeats is summarised at most this often (with its count), not logged each time. */
+export const REPEAT_SUMMARY_MS = 60_000;
+
+/**
+ * The log of background boot failures, which retry forever while the host is broken: a new
+ * message is a warning at once; the same message again is only counted, and written with its
+ * count (`repeated`) at most once a minute; the first success after failures is one info line.
+ * Before, every retry was an info line, and a broken host filled the log with one sentence.
+ */
+export class BootFailureLog {
+  /** Per template: the message, when it was last written, and the repeats since. */
+  private readonly last = new Map<string, { error: string; at: number; repeated: number }>();
+  private readonly failures = new Map<string, number>();
+
+  constructor(
+    private readonly log: PoolLog,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  failed(template: string, error: string, retryMs: number): void {
+    this.failures.set(template, (this.failures.get(template) ?? 0) + 1);
+    const last = this.last.get(template);
+    const now = this.now();
+    if (last === undefined || last.error !== error) {
+      if (last !== undefined && last.repeated > 0) this.summarise(template, last);
+      this.last.set(template, { error, at: now, repeated: 0 });
+      this.log('warm pool: boot failed, retrying', { template, error, retryMs }, 'warn');
+      return;
+    }
+    last.repeated += 1;
+    if (now - last.at >= REPEAT_SUMMARY_MS) {
+      this.summarise(template, last, retryMs);
+      last.at = now;
+      last.repeated = 0;
+    }
+  }
+
+  succeeded(template: string): void {
+    const failures = this.failures.get(template);
+    if (failures === undefined) return;
+    const last = this.last.get(template);
+    this.failures.delete(template);
+    this.last.delete(template);
+    this.log('warm pool: boot recovered', {
+      template,
+      failures,
+      ...(last ? { lastError: last.error } : {}),
+    });
+  }
+
+  private summarise(
+    template: string,
+    last: { error: string; repeated: number },
+    retryMs?: number,
+  ): void {
+    this.log(
+      'warm pool: boot failed, retrying',
+      { template, error: last.error, repeated: last.repeated, ...(retryMs ? { retryMs } : {}) },
+      'warn',
+    );
+  }
+}
+
 /**
  * Keeps `size` booted, idle sandboxes per template. A claim takes one at once (or boots one when
  * the pool is empty) and the pool refills in the background through a bounded queue. An idle
@@ -38,6 +106,9 @@ export class WarmPool {
   private readonly booting = new Map<string, number>();
   private readonly retryDelay = new Map<string, number>();
   private readonly pendingRefills = new Set<string>();
+  /** Boots a claim started itself (the pool was empty): stop waits for them too. */
+  private readonly claimBoots = new Set<Promise<void>>();
+  private readonly failures: BootFailureLog;
   private readonly queue: PQueue;
   private stopped = false;
   /** The last background boot error, cleared by the next success. */
@@ -45,6 +116,7 @@ export class WarmPool {
 
   constructor(private readonly opts: WarmPoolOptions) {
     this.queue = new PQueue({ concurrency: opts.concurrency ?? 2 });
+    this.failures = new BootFailureLog(opts.log, opts.now);
     for (const t of opts.templates) {
       this.idle.set(t, []);
       this.booting.set(t, 0);
@@ -61,7 +133,30 @@ export class WarmPool {
     while (sandbox && !sandbox.alive) sandbox = list.shift();
     this.pendingRefills.add(template);
     setTimeout(() => this.injected(template), REFILL_DELAY_MS).unref();
-    return sandbox ?? this.opts.boot(template);
+    return sandbox ?? this.bootForClaim(template);
+  }
+
+  /**
+   * A boot for a claim, outside the queue. If the pool stops meanwhile (a shutdown during start-up,
+   * apps coming back), the sandbox is reaped here and stop() waits for that: otherwise it would
+   * outlive the runtime's teardown, and its cgroup would keep the instance's from being removed.
+   */
+  private bootForClaim(template: string): Promise<LocalSandbox> {
+    const booting = (async () => {
+      const sandbox = await this.opts.boot(template);
+      if (this.stopped) {
+        await sandbox.reap();
+        throw new RuntimeError('the local runtime is stopped', true);
+      }
+      return sandbox;
+    })();
+    const done = booting.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.claimBoots.add(done);
+    void done.then(() => this.claimBoots.delete(done));
+    return booting;
   }
 
   /** The claimed sandbox's inject is over (either way): time to refill its template. */
@@ -91,11 +186,11 @@ export class WarmPool {
     }
   }
 
-  /** Stops refilling, waits for boots in flight, and reaps every idle sandbox. */
+  /** Stops refilling, waits for boots in flight (claims' too), and reaps every idle sandbox. */
   async stop(): Promise<void> {
     this.stopped = true;
     this.queue.clear();
-    await this.queue.onIdle();
+    await Promise.all([this.queue.onIdle(), ...this.claimBoots]);
     const all = [...this.idle.values()].flatMap((list) => list.splice(0));
     await Promise.all(all.map((s) => s.reap()));
   }
@@ -120,17 +215,14 @@ export class WarmPool {
       }
       this.lastError = undefined;
       this.retryDelay.delete(template);
+      this.failures.succeeded(template);
       this.idle.get(template)?.push(sandbox);
       void sandbox.closed.then(() => this.dropDead(template, sandbox));
     } catch (err) {
       this.lastError = err instanceof Error ? err.message : String(err);
       const delay = this.retryDelay.get(template) ?? RETRY_MIN_MS;
       this.retryDelay.set(template, Math.min(delay * 2, RETRY_MAX_MS));
-      this.opts.log('warm pool: boot failed, retrying', {
-        template,
-        error: this.lastError,
-        retryMs: delay,
-      });
+      this.failures.failed(template, this.lastError, delay);
       setTimeout(() => this.refill(template), delay).unref();
     } finally {
       this.booting.set(template, (this.booting.get(template) ?? 1) - 1);

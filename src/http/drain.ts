@@ -1,0 +1,147 @@
+/**
+ * A clean stop for the one listener (control plane and app hosts alike). Once `run` starts, the
+ * listener accepts no new connection, a request that still arrives on an open keep-alive
+ * connection is answered 503 `not_ready` with `Retry-After` and `Connection: close`, the streams
+ * that never end on their own are ended at once (`onBegin`), and the requests in flight get until
+ * the timeout to finish: a deploy waiting for its app to get Ready is answered, not reset, so its
+ * client knows whether it was committed. What is left at the timeout is cut.
+ */
+import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
+import { Server as HttpsServer } from 'node:https';
+import { Server as NetServer, type Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import type { ErrorBody } from '../errors.js';
+
+/** The body of every refusal, and of the `event: error` frame that ends a stream. */
+export const SHUTTING_DOWN: ErrorBody = {
+  code: 'not_ready',
+  message: 'the server is shutting down',
+};
+
+/** A restart of this process takes a few seconds; a client retrying sooner only finds no one. */
+export const SHUTDOWN_RETRY_AFTER_SECONDS = 5;
+
+export interface DrainResult {
+  /** Requests still running at the timeout, and cut. */
+  forced: number;
+  ms: number;
+}
+
+export class Drain {
+  private draining = false;
+  private server: HttpServer | HttpsServer | undefined;
+  private readonly sockets = new Set<Socket>();
+  private readonly inFlight = new Set<ServerResponse>();
+  private readonly beginHooks: Array<() => void> = [];
+  private wake: (() => void) | undefined;
+  private running: Promise<DrainResult> | undefined;
+
+  /** Tracks the listener's connections, so that the idle ones and the stragglers can be closed. */
+  watch(server: HttpServer | HttpsServer): void {
+    this.server = server;
+    const event = server instanceof HttpsServer ? 'secureConnection' : 'connection';
+    server.on(event, (socket: Socket) => {
+      this.sockets.add(socket);
+      socket.once('close', () => this.sockets.delete(socket));
+    });
+  }
+
+  get active(): boolean {
+    return this.draining;
+  }
+
+  /** Requests being answered now (streams included until they are ended). */
+  get pending(): number {
+    return this.inFlight.size;
+  }
+
+  /** Runs once the drain starts: for whatever stays open until told to stop (SSE streams). */
+  onBegin(hook: () => void): void {
+    this.beginHooks.push(hook);
+  }
+
+  /**
+   * Every request goes through here first: false when it was answered 503 because the server is
+   * draining; otherwise it counts as in flight until its response closes.
+   */
+  admit(_req: IncomingMessage, res: ServerResponse): boolean {
+    if (this.draining) {
+      refuse(res);
+      return false;
+    }
+    this.inFlight.add(res);
+    res.once('close', () => {
+      this.inFlight.delete(res);
+      if (this.inFlight.size === 0) this.wake?.();
+    });
+    return true;
+  }
+
+  /** The same refusal for a websocket upgrade, written on the raw socket; false when admitted. */
+  refuseUpgrade(socket: Duplex): boolean {
+    if (!this.draining) return false;
+    const body = JSON.stringify(SHUTTING_DOWN);
+    socket.end(
+      'HTTP/1.1 503 Service Unavailable\r\n' +
+        'content-type: application/json; charset=utf-8\r\n' +
+        `content-length: ${Buffer.byteLength(body)}\r\n` +
+        `retry-after: ${SHUTDOWN_RETRY_AFTER_SECONDS}\r\n` +
+        'connection: close\r\n\r\n' +
+        body,
+    );
+    return true;
+  }
+
+  /**
+   * Stops accepting, ends the streams, waits for the requests in flight (at most `timeoutMs`),
+   * then closes every connection left: idle keep-alive ones, and the requests cut at the timeout.
+   * Called twice, the second call gets the first one's result.
+   */
+  run(timeoutMs: number): Promise<DrainResult> {
+    this.running ??= this.drain(timeoutMs);
+    return this.running;
+  }
+
+  /** Ends the wait now (a second signal): what still runs is cut as at the timeout. */
+  cut(): void {
+    this.wake?.();
+  }
+
+  private async drain(timeoutMs: number): Promise<DrainResult> {
+    const started = Date.now();
+    this.draining = true;
+    if (this.server?.listening) {
+      // net's close, not http's: http's also closes the idle keep-alive connections at once, and a
+      // client about to reuse one would get a reset instead of the 503 that tells it what happened.
+      NetServer.prototype.close.call(this.server);
+    }
+    for (const res of this.inFlight) {
+      // Answers not yet begun say the connection ends with them.
+      if (!res.headersSent) res.setHeader('connection', 'close');
+    }
+    for (const hook of this.beginHooks) hook();
+    if (this.inFlight.size > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, timeoutMs);
+        this.wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+    const forced = this.inFlight.size;
+    for (const socket of this.sockets) socket.destroy();
+    return { forced, ms: Date.now() - started };
+  }
+}
+
+function refuse(res: ServerResponse): void {
+  const body = JSON.stringify(SHUTTING_DOWN);
+  res.writeHead(503, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    'retry-after': String(SHUTDOWN_RETRY_AFTER_SECONDS),
+    connection: 'close',
+  });
+  res.end(body);
+}

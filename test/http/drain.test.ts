@@ -1,0 +1,116 @@
+import { createServer, request, Agent, type Server } from 'node:http';
+import { connect, type AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Drain, SHUTTING_DOWN } from '../../src/http/drain.js';
+
+let server: Server | undefined;
+afterEach(async () => {
+  server?.closeAllConnections();
+  await new Promise((r) => server?.close(r) ?? r(undefined));
+  server = undefined;
+});
+
+/** A listener whose `/slow?ms=N` answers after N ms, through a drain like server.ts's. */
+async function listen(drain: Drain): Promise<number> {
+  server = createServer((req, res) => {
+    if (!drain.admit(req, res)) return;
+    const ms = Number(new URL(req.url ?? '/', 'http://x').searchParams.get('ms') ?? 0);
+    setTimeout(() => res.end('done'), ms);
+  });
+  drain.watch(server);
+  server.on('upgrade', (_req, socket) => {
+    if (!drain.refuseUpgrade(socket)) socket.destroy();
+  });
+  await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
+  return (server.address() as AddressInfo).port;
+}
+
+function get(
+  port: number,
+  path: string,
+  agent?: Agent,
+): Promise<{ status: number; body: string; headers: Record<string, unknown> }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, agent }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body, headers: res.headers }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('Drain', () => {
+  it('lets requests in flight finish, refuses new ones 503 on open connections, then exits', async () => {
+    const drain = new Drain();
+    const port = await listen(drain);
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    expect((await get(port, '/slow?ms=0', agent)).status).toBe(200);
+    let begun = 0;
+    drain.onBegin(() => (begun += 1));
+
+    const slow = get(port, '/slow?ms=300');
+    await new Promise((r) => setTimeout(r, 50));
+    const draining = drain.run(5_000);
+    expect(begun).toBe(1);
+    expect(drain.active).toBe(true);
+
+    // The idle keep-alive connection is still open: its next request hears why.
+    const late = await get(port, '/slow?ms=0', agent);
+    expect(late.status).toBe(503);
+    expect(JSON.parse(late.body)).toEqual(SHUTTING_DOWN);
+    expect(late.headers['retry-after']).toBe('5');
+    expect(late.headers.connection).toBe('close');
+    // No new connection is accepted.
+    await expect(get(port, '/slow?ms=0')).rejects.toThrow(/ECONNREFUSED/);
+
+    const answered = await slow;
+    expect(answered).toMatchObject({ status: 200, body: 'done' });
+    // Begun before the drain, answered after it started: it says the connection ends.
+    expect(answered.headers.connection).toBe('close');
+    const result = await draining;
+    expect(result.forced).toBe(0);
+    expect(result.ms).toBeGreaterThanOrEqual(200);
+    expect(await drain.run(5_000)).toBe(result);
+    agent.destroy();
+  });
+
+  it('cuts what is still running at the timeout and says how many', async () => {
+    const drain = new Drain();
+    const port = await listen(drain);
+    const stuck = get(port, '/slow?ms=60000').catch((err: Error) => err.message);
+    await new Promise((r) => setTimeout(r, 50));
+    const started = Date.now();
+    const result = await drain.run(300);
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(result.forced).toBe(1);
+    expect(await stuck).toMatch(/socket hang up|ECONNRESET/);
+  });
+
+  it('cut() ends the wait at once; an upgrade while draining gets the 503 too', async () => {
+    const drain = new Drain();
+    const port = await listen(drain);
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    await get(port, '/slow?ms=0', agent);
+    const socket = connect(port, '127.0.0.1');
+    await new Promise((r) => socket.once('connect', r));
+    void get(port, '/slow?ms=60000').catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 50));
+    const draining = drain.run(60_000);
+    let reply = '';
+    socket.on('data', (c: Buffer) => (reply += c.toString('latin1')));
+    const closed = new Promise((r) => socket.once('close', r));
+    socket.write(
+      'GET /ws HTTP/1.1\r\nhost: x\r\nconnection: upgrade\r\nupgrade: websocket\r\n\r\n',
+    );
+    await closed;
+    expect(reply).toMatch(/^HTTP\/1\.1 503 /);
+    expect(reply).toContain('retry-after: 5');
+    expect(reply).toContain(JSON.stringify(SHUTTING_DOWN));
+    drain.cut();
+    expect((await draining).forced).toBe(1);
+    agent.destroy();
+  });
+});

@@ -6,7 +6,7 @@
  * the timeout to finish: a deploy waiting for its app to get Ready is answered, not reset, so its
  * client knows whether it was committed. What is left at the timeout is cut.
  */
-import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
+import type { Server as HttpServer, ServerResponse } from 'node:http';
 import { Server as HttpsServer } from 'node:https';
 import { Server as NetServer, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -64,7 +64,7 @@ export class Drain {
    * Every request goes through here first: false when it was answered 503 because the server is
    * draining; otherwise it counts as in flight until its response closes.
    */
-  admit(_req: IncomingMessage, res: ServerResponse): boolean {
+  admit(res: ServerResponse): boolean {
     if (this.draining) {
       refuse(res);
       return false;

@@ -142,7 +142,7 @@ function listenerFor(
   const dispatch = (req: IncomingMessage, res: ServerResponse): void => {
     delivered(req.socket);
     // Before the app router too: an app host is refused while draining like any other request.
-    if (!drain.admit(req, res)) return;
+    if (!drain.admit(res)) return;
     const router = services().router;
     const name = router.appFor(req);
     if (name === undefined) return handler(req, res);

@@ -178,11 +178,12 @@ describe('SIGTERM drains', () => {
     for (const stream of [...streams, events]) expect(stream.status).toBe(200);
     await events.waitFor((f) => f.comment === 'connected', 'the connected comment');
 
-    // Twenty deploys of distinct apps, half of them slow to listen.
+    // Twenty deploys of distinct apps, half of them slow to listen; the first one so slow that
+    // the drain is sure to last past the requests the test sends after the signal.
     const names = Array.from({ length: 20 }, (_, i) => `drain-${i}`);
-    const sources = await Promise.all(
-      names.map((name, i) => app(name, i % 2 === 0 ? 1_500 + (i % 4) * 250 : 0)),
-    );
+    const delayOf = (i: number): number =>
+      i === 0 ? 4_000 : i % 2 === 0 ? 1_500 + (i % 4) * 250 : 0;
+    const sources = await Promise.all(names.map((name, i) => app(name, delayOf(i))));
     let answered = 0;
     const outcomes = names.map((name, i) =>
       deploy(first.baseURL, KEY, { name }, sources[i]).then(
@@ -197,21 +198,34 @@ describe('SIGTERM drains', () => {
     const deadline = Date.now() + 60_000;
     while (answered < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     const inFlightAtSignal = names.length - answered;
-    // A keep-alive connection, idle when the signal comes: its next request must be told why.
+    // Keep-alive connections, idle when the signal comes, to the API and to an app's host: their
+    // next request must be told why, not reset.
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     expect((await send(agent, `${first.baseURL}/v1/apps`, 'GET')).status).toBe(200);
+    const appHost = { host: new URL(String(followed.body.url)).host };
+    const appAgent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const served = await send(appAgent, `${first.baseURL}/`, 'GET', undefined, appHost);
+    expect(served.body).toBe('followed\n');
+    const lateSource = await app('late');
 
     const signalled = Date.now();
     first.child.kill('SIGTERM');
     await outputLine(first, /SIGTERM: shutting down/);
-    const late = await deployOn(agent, first.baseURL, 'late', await app('late'));
+    const [late, lateVisit] = await Promise.all([
+      deployOn(agent, first.baseURL, 'late', lateSource),
+      send(appAgent, `${first.baseURL}/`, 'GET', undefined, appHost),
+    ]);
     const code = await first.exited;
     const exitMs = Date.now() - signalled;
 
-    expect(late.status, late.body).toBe(503);
-    expect(JSON.parse(late.body)).toEqual(SHUTTING_DOWN);
-    expect(Number(late.headers['retry-after'])).toBeGreaterThan(0);
-    expect(late.headers.connection).toBe('close');
+    for (const refused of [late, lateVisit]) {
+      expect(refused.status, refused.body).toBe(503);
+      expect(JSON.parse(refused.body)).toEqual(SHUTTING_DOWN);
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+      expect(refused.headers.connection).toBe('close');
+    }
+    agent.destroy();
+    appAgent.destroy();
 
     const results = await Promise.all(outcomes);
     // Every deploy got an HTTP answer: committed (2xx) or refused as shutting down (503).

@@ -13,7 +13,7 @@ afterEach(async () => {
 /** A listener whose `/slow?ms=N` answers after N ms, through a drain like server.ts's. */
 async function listen(drain: Drain): Promise<number> {
   server = createServer((req, res) => {
-    if (!drain.admit(req, res)) return;
+    if (!drain.admit(res)) return;
     const ms = Number(new URL(req.url ?? '/', 'http://x').searchParams.get('ms') ?? 0);
     setTimeout(() => res.end('done'), ms);
   });

@@ -6,7 +6,7 @@ export type WriteProbe = () => void;
 
 export interface StorageHealthOptions {
   probes: Record<StorageName, WriteProbe>;
-  /** How often a store that failed is tried again; and the longest a passing probe is trusted. */
+  /** How often a store that failed is probed again; and how long a passing probe is trusted. */
   probeEveryMs?: number;
   log?: (level: 'warn' | 'info', msg: string, extra?: object) => void;
   now?: () => number;
@@ -16,7 +16,7 @@ interface State {
   ok: boolean;
   /** Why it is down: the 503 every refused change gets meanwhile. */
   error?: AppError;
-  /** When a probe or a real write last showed the store could write. */
+  /** When the store was last probed (a real write may have been small enough to fit). */
   checkedAt: number;
 }
 
@@ -47,7 +47,6 @@ export class StorageHealth {
   /** A write to `store` went through. */
   succeeded(store: StorageName): void {
     const state = this.stateOf(store);
-    state.checkedAt = this.now();
     if (state.ok) return;
     state.ok = true;
     state.error = undefined;
@@ -55,9 +54,9 @@ export class StorageHealth {
     if (this.allOk()) this.recovered();
   }
 
-  /** Refuses a new change while a store is known not to write. */
-  assertWritable(): void {
-    for (const name of STORES) {
+  /** Refuses a new change while a store it needs (by default, any) is known not to write. */
+  assertWritable(stores: readonly StorageName[] = STORES): void {
+    for (const name of stores) {
       const { error } = this.stateOf(name);
       if (error) throw error;
     }
@@ -65,12 +64,13 @@ export class StorageHealth {
 
   /**
    * Before an action that must be audited: the database takes a write now (a real one, so an
-   * action is not done when its audit event could not be written), else 503.
+   * action is not done when its audit event could not be), and the other `stores` it needs are
+   * not known to be down; else 503.
    */
-  verifyDatabase(): void {
-    this.assertWritable();
+  verify(stores: readonly StorageName[] = ['database']): void {
+    this.assertWritable(stores);
     this.probe('database');
-    this.assertWritable();
+    this.assertWritable(['database']);
   }
 
   /** For `/readyz`: can `store` write? Probed when the last proof is older than the interval. */
@@ -93,6 +93,7 @@ export class StorageHealth {
   }
 
   private probe(store: StorageName): void {
+    this.stateOf(store).checkedAt = this.now();
     try {
       this.opts.probes[store]();
       this.succeeded(store);

@@ -33,7 +33,9 @@ export class AppService {
       this.audit,
       deps.store,
       (identity, id) => this.get(identity, id),
-      () => deps.storage.verifyDatabase(),
+      // A deploy writes a source blob too; the other actions only rows.
+      (action) =>
+        deps.storage.verify(action === 'deploy' ? ['database', 'source store'] : undefined),
     );
   }
 

@@ -14,8 +14,8 @@ export class AuditedActions {
     private readonly store: Store,
     /** Ownership: the app if the caller may see it, else 404. */
     private readonly get: (identity: Identity, id: string) => AppRecord,
-    /** Throws 503 storage_unavailable unless the store takes a write now. */
-    private readonly writable: () => void,
+    /** Throws 503 storage_unavailable unless the stores the action needs take a write now. */
+    private readonly writable: (action: AuditAction) => void,
   ) {}
 
   /**
@@ -23,7 +23,7 @@ export class AuditedActions {
    * done, and nothing audited, while the store cannot write: the action's event could not be.
    */
   authorize(identity: Identity, action: AuditAction, id: string): AppRecord {
-    this.writable();
+    this.writable(action);
     try {
       const app = this.get(identity, id);
       requireScope(identity, 'deploy');
@@ -41,7 +41,7 @@ export class AuditedActions {
     target: string,
     how: { run: () => Promise<T>; hash?: () => string },
   ): Promise<T> {
-    this.writable();
+    this.writable(action);
     try {
       return await how.run();
     } catch (err) {

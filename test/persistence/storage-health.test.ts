@@ -1,5 +1,4 @@
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { AppError } from '../../src/errors.js';
@@ -10,6 +9,7 @@ import { StorageHealth } from '../../src/persistence/storage-health.js';
 import type { Store } from '../../src/persistence/store.js';
 import { WriteRetry } from '../../src/persistence/write-retry.js';
 import { probeDirectory } from '../../src/sources/dir-probe.js';
+import { fillDisk, mountTmpfs } from '../support/disk.js';
 import { app, audit, tempDir, version } from './fixtures.js';
 
 /**
@@ -18,41 +18,17 @@ import { app, audit, tempDir, version } from './fixtures.js';
  */
 const { dir: base, cleanup } = tempDir();
 const disk = join(base, 'disk');
-const ballast = join(disk, 'ballast');
+let unmount: () => void;
 
 beforeAll(() => {
-  mkdirSync(disk);
-  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', disk]);
+  unmount = mountTmpfs(disk, '2m');
 });
 afterAll(() => {
-  execFileSync('umount', ['-l', disk]);
+  unmount();
   cleanup();
 });
 
-/** Fills what is left of the disk; `free()` gives it back. */
-function fill(): { free: () => void } {
-  let i = 0;
-  for (;;) {
-    try {
-      writeFileSync(`${ballast}-${i++}`, Buffer.alloc(64 * 1024));
-    } catch (err) {
-      expect((err as NodeJS.ErrnoException).code).toBe('ENOSPC');
-      // Small writes may still fit in the last partial page: use that up too.
-      try {
-        writeFileSync(`${ballast}-tail`, Buffer.alloc(4096));
-      } catch {
-        // Nothing was left: the disk is full either way.
-      }
-      break;
-    }
-  }
-  return {
-    free: () => {
-      for (let j = 0; j < i; j++) rmSync(`${ballast}-${j}`, { force: true });
-      rmSync(`${ballast}-tail`, { force: true });
-    },
-  };
-}
+const fill = (): { free: () => void } => fillDisk(disk);
 
 describe('storage faults on a full disk', () => {
   let raw: Store;

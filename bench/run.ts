@@ -11,6 +11,7 @@ import { generalWakeRow } from './general-wake.js';
 import { loadTest } from './load.js';
 import { runtimeRoot } from '../src/runtime/local/runtime-dir.js';
 import { bareStart, childrenOf, commandOf, stop, treePss, treeRss } from './processes.js';
+import { restartRow } from './restart.js';
 import { measureRollback } from './rollback.js';
 import { api, BENCH_KEY, deployTo, startSlipwayProcess, type SlipwayProcess } from './slipway.js';
 import { percentile, round, sleep } from './stats.js';
@@ -65,6 +66,7 @@ async function main(): Promise<void> {
     if (want('api')) await apiRow(slipway, node);
     if (want('burst')) await burstRow(slipway, node);
     if (want('density')) await densityRow(slipway, node);
+    if (want('restart')) rows.push(await restartRow());
   } finally {
     await slipway.close();
   }

@@ -16,9 +16,13 @@ export interface SlipwayProcess {
   close(): Promise<void>;
 }
 
-export async function startSlipwayProcess(poolSize: number): Promise<SlipwayProcess> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'slipway-bench-'));
-  const port = await freePort();
+/** Starts Slipway; `at` restarts one on an existing data dir and port (the restart row). */
+export async function startSlipwayProcess(
+  poolSize: number,
+  at?: { dataDir: string; port: number },
+): Promise<SlipwayProcess> {
+  const dataDir = at?.dataDir ?? mkdtempSync(join(tmpdir(), 'slipway-bench-'));
+  const port = at?.port ?? (await freePort());
   const configPath = join(dataDir, 'bench.yaml');
   writeFileSync(configPath, `runtime:\n  poolSize: ${poolSize}\n`);
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
@@ -34,6 +38,8 @@ export async function startSlipwayProcess(poolSize: number): Promise<SlipwayProc
   });
   await waitForAccept(port, 30_000);
   const base = `http://127.0.0.1:${port}`;
+  // A restart is timed until its apps serve, not until its pools are full again.
+  if (at) return { base, port, dataDir, child, close: () => stop(child) };
   // Deploys are measured into a warm pool: wait until every template's pool is full.
   for (let i = 0; i < 600; i += 1) {
     const res = await fetch(`${base}/readyz`);

@@ -155,7 +155,13 @@ export class WarmPool {
       () => undefined,
     );
     this.claimBoots.add(done);
-    void done.then(() => this.claimBoots.delete(done));
+    // A claim waits on its boot and the pool does not: no new background boot starts while a
+    // claim's is on its way (after a restart, 20 apps come back before 12 spares are refilled).
+    this.queue.pause();
+    void done.then(() => {
+      this.claimBoots.delete(done);
+      if (this.claimBoots.size === 0 && !this.stopped) this.queue.start();
+    });
     return booting;
   }
 

@@ -38,6 +38,7 @@ const ERROR_CODES = new Set([
   'password_required',
   'too_many_attempts',
   'share_links_unavailable',
+  'storage_unavailable',
   'unauthenticated',
   'invalid_password',
   'forbidden',

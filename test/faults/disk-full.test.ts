@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -178,6 +179,39 @@ describe('a full data disk', () => {
     expect(answers.filter((status) => status === 404)).toEqual([]);
     expect(answers.every((status) => status === 200 || status === 503)).toBe(true);
   }, 120_000);
+});
+
+describe('a read-only source store', () => {
+  it('refuses deploys with 503 storage_unavailable naming it, then takes them again', async () => {
+    const server = running.at(-1) as ServerProcess;
+    const sources = join(dataDir, 'sources');
+    // A read-only bind over the folder: the database beside it stays writable.
+    execFileSync('mount', ['--bind', sources, sources]);
+    try {
+      execFileSync('mount', ['-o', 'remount,ro,bind', sources]);
+      await expectSoon(async () => (await api(server, '/readyz')).status === 503, 3_000);
+      const refused = await deploy(server.baseURL, KEY, { name: 'ro' }, await nodeApp('ro'));
+      expect(refused.status).toBe(503);
+      expect(refused.body).toMatchObject({
+        code: 'storage_unavailable',
+        message:
+          'the source store cannot write: the file system is read-only; retry once it is writable again',
+        details: { store: 'source store' },
+      });
+      expect((await api(server, '/v1/apps/ro')).status).toBe(404);
+      // What needs only the database goes on; reading too.
+      expect((await api(server, '/v1/apps/redeploy/suspend', 'POST')).status).toBe(200);
+      expect((await api(server, '/v1/apps/redeploy')).body.phase).toBe('Suspended');
+    } finally {
+      execFileSync('umount', [sources]);
+    }
+    await expectSoon(async () => (await api(server, '/readyz')).status === 200);
+    const taken = await deploy(server.baseURL, KEY, { name: 'ro' }, await nodeApp('ro'));
+    expect(taken.status, JSON.stringify(taken.body)).toBe(200);
+    expect(await bodyOf(server, 'ro')).toMatch(/^ro /);
+    expect(await bodyOf(server, 'redeploy')).toMatch(/^redeploy-v1 /);
+    expect(orphanBlobs()).toEqual([]);
+  }, 60_000);
 });
 
 async function expectSoon(ok: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {

@@ -18,7 +18,7 @@ import { AppEventBus, lifecycleEvent } from './app-events.js';
 import { inputFor, restore, stateOf, type AppSnapshot } from './app-snapshot.js';
 import { AppLogs } from './app-logs.js';
 import type { AppLogLine, LogFollower } from './log-ring.js';
-import { AppSupervisor } from './supervisor.js';
+import { AppSupervisor, writeKeys } from './supervisor.js';
 import {
   consoleLog,
   errorMessage,
@@ -120,6 +120,8 @@ export class AppRegistry {
     if (app?.alive) app.send({ type: 'DELETE' }, 'user');
     else this.announceDelete(appId);
     await app?.settle();
+    // A row write still waiting must not land on a new app of the same name.
+    this.writes.drop(writeKeys.of(appId));
     this.logLines.remove(appId, { code: 'not_found', message: 'the app was deleted' });
     const versions = this.deps.store.deleteApp(appId);
     await Promise.all(

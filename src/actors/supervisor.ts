@@ -39,6 +39,15 @@ export interface SupervisorDeps {
   writes: WriteRetry;
 }
 
+/** The retry keys of an app's writes: its row, and each version's outcome. */
+export const writeKeys = {
+  row: (appId: string): string => `app:${appId}`,
+  outcome: (appId: string, version: number): string => `outcome:${appId}:${version}`,
+  /** Every key of the app, to drop once it is deleted. */
+  of: (appId: string) => (key: string) =>
+    key === `app:${appId}` || key.startsWith(`outcome:${appId}:`),
+};
+
 export class AppSupervisor {
   private readonly actor: Actor<typeof appMachine>;
   private readonly sandboxes: AppSandboxes;
@@ -169,7 +178,7 @@ export class AppSupervisor {
   private settled(effect: Extract<AppEffect, { type: 'outcome' }>): void {
     const { version, outcome, reason, message } = effect;
     const { store, writes } = this.deps;
-    writes.run(`outcome:${this.appId}:${version}`, () =>
+    writes.run(writeKeys.outcome(this.appId, version), () =>
       store.setVersionOutcome(this.appId, version, { outcome, reason, message }),
     );
     const from = store.getVersion(this.appId, version)?.rolledBackFrom;
@@ -217,7 +226,7 @@ export class AppSupervisor {
   }
 
   private get rowKey(): string {
-    return `app:${this.appId}`;
+    return writeKeys.row(this.appId);
   }
 
   private guard(what: string, fn: () => void): void {

@@ -60,6 +60,15 @@ export class WriteRetry {
     return this.pending.size;
   }
 
+  /** Drops the waiting writes whose key `match` accepts (their subject is gone). */
+  drop(match: (key: string) => boolean): void {
+    for (const [key, entry] of this.pending) {
+      if (!match(key)) continue;
+      clearTimeout(entry.timer);
+      this.pending.delete(key);
+    }
+  }
+
   /** Tries every waiting write now. */
   flush(): void {
     for (const key of [...this.pending.keys()]) this.attempt(key);

@@ -58,6 +58,28 @@ describe('isolation', () => {
     await vi.waitFor(() => expect(w.store.getApp('bad')).toMatchObject({ phase: 'Ready' }));
     w.logs.length = 0; // the errors above were the point of this test
   });
+
+  it('drops a deleted app’s waiting row write, so it never lands on a new app of that name', async () => {
+    let refuse = true;
+    w = world({
+      wrapStore: (store) => ({
+        ...bind(store),
+        putApp: (app) => {
+          if (refuse && app.id === 'x' && app.phase === 'Ready') throw new Error('disk full');
+          store.putApp(app);
+        },
+      }),
+    });
+    stage(w, 'x', 1);
+    expect(await w.registry.deploy('x', 1)).toMatchObject({ phase: 'Ready' });
+    await w.registry.delete('x');
+    refuse = false;
+    stage(w, 'x', 1);
+    // The old actor's Ready row would land on its first retry (100 ms); it must not.
+    await vi.advanceTimersByTimeAsync(400);
+    expect(w.store.getApp('x')).toMatchObject({ phase: 'Pending', reason: 'Queued' });
+    w.logs.length = 0; // the refused write was the point of this test
+  });
 });
 
 /** The store's methods as an object of bound functions, so one of them can be swapped. */

@@ -1,0 +1,84 @@
+import { CliError, EXIT, apiError, parseErrorBody } from './errors.js';
+import type { Credentials } from './credentials.js';
+
+/** JSON calls to the API with the caller's key; every failure becomes a CliError. */
+export class ApiClient {
+  constructor(readonly creds: Credentials) {}
+
+  get baseURL(): string {
+    return this.creds.url;
+  }
+
+  headers(extra: Record<string, string> = {}): Record<string, string> {
+    return this.creds.token ? { authorization: `Bearer ${this.creds.token}`, ...extra } : extra;
+  }
+
+  /** A JSON request; `undefined` for an empty answer (204). */
+  async call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const res = await this.send(path, {
+      method,
+      headers: this.headers(body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await res.text();
+    if (!res.ok) throw this.failure(res.status, text);
+    return (text ? JSON.parse(text) : undefined) as T;
+  }
+
+  /** An open streaming answer (SSE), or the server's error. */
+  async stream(path: string, signal?: AbortSignal): Promise<Response> {
+    const res = await this.send(path, {
+      headers: this.headers({ accept: 'text/event-stream' }),
+      ...(signal ? { signal } : {}),
+    });
+    if (!res.ok) throw this.failure(res.status, await res.text());
+    return res;
+  }
+
+  failure(status: number, text: string): CliError {
+    const hint =
+      status === 401 && this.creds.from === 'env'
+        ? 'check SLIPWAY_TOKEN, or unset it and run slipway login'
+        : undefined;
+    return apiError(status, parseErrorBody(status, text), hint);
+  }
+
+  private async send(path: string, init: RequestInit): Promise<Response> {
+    try {
+      return await fetch(`${this.creds.url}${path}`, init);
+    } catch (err) {
+      if (init.signal?.aborted) throw err;
+      throw unreachable(this.creds.url, err);
+    }
+  }
+}
+
+export function unreachable(url: string, err: unknown): CliError {
+  const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+  const why = cause?.code ?? cause?.message ?? (err as Error).message;
+  return new CliError(
+    EXIT.api,
+    'unreachable',
+    `cannot reach ${url} (${why})`,
+    'check that the server runs and the URL is right (slipway login, or SLIPWAY_URL)',
+  );
+}
+
+/** An app as GET /v1/apps/{id} shows it (api/openapi.yaml `App`); fields the CLI reads. */
+export interface AppView {
+  app_id: string;
+  name: string;
+  owner: string;
+  phase: string;
+  url?: string;
+  runtime: { lane: string; template: string; build?: string };
+  last_deployed_at: string;
+  reason: string;
+  message: string;
+  live_version: number | null;
+  last_deploy: { version: number; outcome: string; reason?: string; message?: string } | null;
+  env: { name: string }[];
+  status_url?: string;
+}
+
+export const appPath = (app: string): string => `/v1/apps/${encodeURIComponent(app)}`;

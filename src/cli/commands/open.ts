@@ -1,0 +1,27 @@
+import type { Command } from 'commander';
+import { appPath, type AppView } from '../api-client.js';
+import { contextOf } from '../context.js';
+import { CliError, EXIT } from '../errors.js';
+import { openInBrowser } from '../opener.js';
+
+export function openCommand(program: Command): void {
+  program
+    .command('open')
+    .description("open an app's URL in the browser (or print it when there is none)")
+    .argument('<app>', "the app's name")
+    .action(async (app: string, _opts: unknown, cmd: Command) => {
+      const { out, api } = contextOf(cmd);
+      const view = await (await api()).call<AppView>('GET', appPath(app));
+      if (!view.url) {
+        throw new CliError(
+          EXIT.api,
+          'no_url',
+          `${app} has no URL (phase ${view.phase})`,
+          `see slipway status ${app}`,
+        );
+      }
+      // Scripts asked for data, not a browser window.
+      const opened = out.json ? false : await openInBrowser(view.url);
+      out.result({ app_id: app, url: view.url, opened }, opened ? `opened ${view.url}` : view.url);
+    });
+}

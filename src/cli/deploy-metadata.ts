@@ -1,0 +1,69 @@
+import { readFile } from 'node:fs/promises';
+import { parseEnv } from 'node:util';
+import { usageError } from './errors.js';
+
+/** The app name rule of the spec (§2): the folder's name is made to fit it. */
+const APP_NAME = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/;
+const MAX_NAME = 63;
+
+/** `My_App v2` → `my-app-v2`; undefined when nothing usable is left (then --name is needed). */
+export function nameFromFolder(folder: string): string | undefined {
+  const slug = folder
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+/, '')
+    .slice(0, MAX_NAME)
+    .replace(/-+$/, '');
+  return APP_NAME.test(slug) ? slug : undefined;
+}
+
+export interface DeployFlags {
+  name?: string;
+  env: string[];
+  envFile?: string;
+  egress: string[];
+  ttl?: string;
+  access?: string;
+}
+
+/**
+ * The `metadata` part of a deploy. Values are checked by the server, whose messages are precise;
+ * here only what the server could not see (a malformed K=V, an unreadable env file).
+ * `access` is sent only when asked for, so a server without it deploys as before.
+ */
+export async function buildMetadata(
+  name: string,
+  flags: DeployFlags,
+): Promise<Record<string, unknown>> {
+  const env = new Map<string, string>();
+  if (flags.envFile) {
+    for (const [key, value] of Object.entries(parseEnv(await readEnvFile(flags.envFile)))) {
+      if (value !== undefined) env.set(key, value);
+    }
+  }
+  // --env after --env-file: the command line overrides the file.
+  for (const pair of flags.env) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0) throw usageError(`--env ${pair} is not KEY=VALUE`);
+    env.set(pair.slice(0, eq), pair.slice(eq + 1));
+  }
+  return {
+    name,
+    ...(env.size > 0 ? { env: [...env].map(([key, value]) => ({ name: key, value })) } : {}),
+    ...(flags.egress.length > 0 ? { egress: { allowed_hosts: flags.egress } } : {}),
+    ...(flags.ttl !== undefined ? { ttl: flags.ttl } : {}),
+    ...(flags.access !== undefined ? { access: flags.access } : {}),
+  };
+}
+
+async function readEnvFile(path: string): Promise<string> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (err) {
+    throw usageError(
+      `cannot read --env-file ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+    );
+  }
+}

@@ -1,0 +1,65 @@
+import type { CliError } from './errors.js';
+
+/**
+ * Where a command's words go. With `--json` stdout carries JSON only (one document, or one object
+ * per line for streams) and progress is not drawn; otherwise results go to stdout and progress,
+ * phases and errors to stderr, so `slipway ... > file` keeps just the result.
+ */
+export class Output {
+  constructor(readonly json: boolean) {}
+
+  /** The command's result: `data` as JSON, or the human lines. */
+  result(data: unknown, human: string | string[]): void {
+    if (this.json) process.stdout.write(`${JSON.stringify(data, null, 2)}\n`);
+    else process.stdout.write(`${[human].flat().join('\n')}\n`);
+  }
+
+  /** One record of a stream (logs): a JSON line, or the human line. */
+  record(data: unknown, human: string): void {
+    process.stdout.write(this.json ? `${JSON.stringify(data)}\n` : `${human}\n`);
+  }
+
+  /** Progress and notes for a person; nothing under --json. */
+  note(line: string): void {
+    if (!this.json) process.stderr.write(`${line}\n`);
+  }
+
+  /** Whether to draw things that redraw in place (the upload bar). */
+  get interactive(): boolean {
+    return !this.json && process.stderr.isTTY === true;
+  }
+
+  error(err: CliError): void {
+    if (this.json) {
+      const error = { code: err.code, message: err.message, exit_code: err.exitCode };
+      const extra = {
+        ...(err.hint ? { hint: err.hint } : {}),
+        ...(err.details !== undefined ? { details: err.details } : {}),
+      };
+      process.stdout.write(`${JSON.stringify({ error: { ...error, ...extra } }, null, 2)}\n`);
+      return;
+    }
+    process.stderr.write(`slipway: ${err.code}: ${err.message}\n`);
+    const logs = logLines(err.details);
+    if (logs.length > 0)
+      process.stderr.write(`last log lines:\n${logs.map((l) => `  ${l}`).join('\n')}\n`);
+    if (err.hint) process.stderr.write(`next: ${err.hint}\n`);
+  }
+}
+
+/** A deploy_failed answer carries the version's last log lines in `details.logs`. */
+function logLines(details: unknown): string[] {
+  const logs = (details as { logs?: unknown } | undefined)?.logs;
+  return Array.isArray(logs) ? logs.map(String) : [];
+}
+
+/** Lays rows out in columns padded to the widest cell. */
+export function table(header: string[], rows: string[][]): string[] {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd();
+  return [line(header), ...rows.map(line)];
+}

@@ -1,0 +1,98 @@
+import { appPath, type ApiClient, type AppView } from './api-client.js';
+import { CliError, EXIT } from './errors.js';
+import type { Output } from './output.js';
+import { sseMessages } from './sse.js';
+
+/** An `event: app` of /api/events (api/openapi.yaml `AppEvent`); fields the CLI reads. */
+interface AppEvent {
+  kind: string;
+  app_id: string;
+  phase: string;
+  version?: number;
+  message?: string;
+}
+
+export interface PhaseWatch {
+  /** Stops printing; `final` (the app once the deploy settled) is printed if it was not yet. */
+  stop(final?: AppView): void;
+}
+
+/**
+ * Prints an app's phase as it moves, from /api/events. Resolves once the stream is open (or
+ * could not be), so no phase of the deploy that follows is missed. The deploy's own answer and
+ * the app's state decide the outcome; these lines only show the way there.
+ */
+export async function watchPhases(api: ApiClient, app: string, out: Output): Promise<PhaseWatch> {
+  const abort = new AbortController();
+  let last = '';
+  const show = (phase: string, message?: string): void => {
+    if (abort.signal.aborted) return;
+    const line = `  ${phase}${message ? `: ${message}` : ''}`;
+    if (line !== last) out.note(line);
+    last = line;
+  };
+  const report = (err: unknown): void => {
+    if (abort.signal.aborted) return;
+    // A bad key or a server that cannot be reached: the deploy itself reports that, once.
+    if (err instanceof CliError && (err.exitCode === EXIT.auth || err.code === 'unreachable')) {
+      return;
+    }
+    // Not fatal: the deploy goes on without the phase lines, and the person is told why.
+    out.note(`  (phase updates unavailable: ${(err as Error).message})`);
+  };
+  const follow = async (res: Response): Promise<void> => {
+    for await (const message of sseMessages(res)) {
+      if (message.event !== 'app') continue;
+      const event = JSON.parse(message.data) as AppEvent;
+      if (event.app_id === app) show(event.phase, event.message);
+    }
+  };
+  try {
+    const res = await api.stream('/api/events', abort.signal);
+    follow(res).catch(report);
+  } catch (err) {
+    report(err);
+  }
+  return {
+    stop(final) {
+      // The settled state may come back from the poll before its event: printed here, once.
+      if (final) show(final.phase, final.message);
+      abort.abort();
+    },
+  };
+}
+
+/**
+ * After a 202 (or to confirm a 200), polls the app until its newest deploy has an outcome: `Ready`
+ * returns the app, `Failed` (or an app with nothing serving) is an error naming the reason.
+ */
+export async function waitForOutcome(api: ApiClient, app: string, pollMs = 500): Promise<AppView> {
+  for (;;) {
+    const view = await api.call<AppView>('GET', appPath(app));
+    const outcome = view.last_deploy?.outcome;
+    if (view.phase === 'Failed' || outcome === 'Failed') throw deployFailed(view);
+    if (outcome === 'Ready') return view;
+    // Apps recorded before outcomes existed have no last_deploy: their phase tells.
+    if (outcome === undefined && (view.phase === 'Ready' || view.phase === 'Suspended'))
+      return view;
+    await new Promise((r) => setTimeout(r, pollMs));
+  }
+}
+
+function deployFailed(view: AppView): CliError {
+  const last = view.last_deploy;
+  const reason = last?.reason ?? view.reason;
+  const message = last?.message ?? view.message;
+  const serving =
+    view.live_version !== null && view.phase !== 'Failed'
+      ? `; version ${view.live_version} is still serving`
+      : '';
+  const version = last ? ` --version ${last.version}` : '';
+  return new CliError(
+    EXIT.api,
+    'deploy_failed',
+    `${reason}: ${message}${serving}`,
+    `see the logs: slipway logs ${view.app_id}${version}`,
+    view,
+  );
+}

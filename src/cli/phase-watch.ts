@@ -12,6 +12,8 @@ interface AppEvent {
   message?: string;
 }
 
+const OPEN_WAIT_MS = 2000;
+
 export interface PhaseWatch {
   /** Stops printing; `final` (the app once the deploy settled) is printed if it was not yet. */
   stop(final?: AppView): void;
@@ -19,7 +21,7 @@ export interface PhaseWatch {
 
 /**
  * Prints an app's phase as it moves, from /api/events. Resolves once the stream is open (or
- * could not be), so no phase of the deploy that follows is missed. The deploy's own answer and
+ * could not be, or after 2 s), so no phase of the deploy that follows is missed. The deploy's own answer and
  * the app's state decide the outcome; these lines only show the way there.
  */
 export async function watchPhases(api: ApiClient, app: string, out: Output): Promise<PhaseWatch> {
@@ -47,12 +49,11 @@ export async function watchPhases(api: ApiClient, app: string, out: Output): Pro
       if (event.app_id === app) show(event.phase, event.message);
     }
   };
-  try {
-    const res = await api.stream('/api/events', abort.signal);
+  const opened = api.stream('/api/events', abort.signal).then((res) => {
     follow(res).catch(report);
-  } catch (err) {
-    report(err);
-  }
+  }, report);
+  // A proxy that holds back the stream's head must not hold back the deploy: lines come late, then.
+  await Promise.race([opened, new Promise((r) => setTimeout(r, OPEN_WAIT_MS).unref())]);
   return {
     stop(final) {
       // The settled state may come back from the poll before its event: printed here, once.

@@ -91,6 +91,26 @@ describe('slipway deploy', () => {
     }
   });
 
+  it('waits through a 202 (an app slower than the 10 s answer) until it serves', async () => {
+    const dir = folderWith('slowpoke', {
+      'package.json': JSON.stringify({ name: 'slowpoke', main: 'server.js' }),
+      // Output every second is a sign of life, so the start is slow, not dead.
+      'server.js': `
+const tick = setInterval(() => console.log('warming up'), 1000);
+setTimeout(() => {
+  clearInterval(tick);
+  require('node:http').createServer((req, res) => res.end('slow but here\\n')).listen(process.env.PORT);
+}, 11500);
+`,
+    });
+    const run = await runCli(['deploy', dir], { env });
+    expect(run.code).toBe(0);
+    expect(run.stderr).toContain('accepted; waiting for it to start');
+    expect(run.stderr).toMatch(/Ready: serving version 1\n/);
+    const url = run.stdout.trim().split(': ').at(-1) ?? '';
+    expect((await fetchApp(url)).body).toBe('slow but here\n');
+  }, 60_000);
+
   it('a deploy that fails exits 1 with the server diagnosis and a next step', async () => {
     const dir = folderWith('crasher', {
       'package.json': JSON.stringify({ name: 'crasher', main: 'server.js' }),

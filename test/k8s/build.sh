@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# Builds the parts of Slipway's Kubernetes test cluster from their Go modules, once, into a cache:
+#
+#   $SLIPWAY_K8S_CACHE (default ~/.cache/slipway-k8s)
+#     bin/kube-apiserver            k8s.io/kubernetes/cmd/kube-apiserver (staging modules pinned by replace)
+#     bin/kube-controller-manager   k8s.io/kubernetes/cmd/kube-controller-manager (run for its garbage
+#                                   collector: claim → sandbox → pod deletion goes through ownerReferences)
+#     bin/etcd                      go.etcd.io/etcd/server/v3, the version kubernetes' own go.mod requires
+#     bin/agent-sandbox-controller  sigs.k8s.io/agent-sandbox/cmd/agent-sandbox-controller
+#     crds/agent-sandbox/*.yaml     agents.x-k8s.io + extensions.agents.x-k8s.io CRDs from that module
+#     crds/gateway-api/*.yaml       Gateway API standard channel (sigs.k8s.io/gateway-api config/crd/standard)
+#     stamps/<component>            what was built (version + recipe); equal stamp + present output = skip
+#     src/<component>/              throwaway Go modules the binaries are built from
+#
+# Idempotent: a second run with nothing changed only compares stamps (well under a second).
+# Everything comes through the Go module proxy with the ordinary go command; nothing else is downloaded.
+# Builds share a 2-core machine: -p=2, GOMAXPROCS=2.
+set -euo pipefail
+
+K8S_VERSION=${K8S_VERSION:-v1.36.3}                    # k8s.io/kubernetes; go.mod says go 1.26.0
+AGENT_SANDBOX_VERSION=${AGENT_SANDBOX_VERSION:-v0.5.6} # built against k8s.io/* v0.36.3
+GATEWAY_API_VERSION=${GATEWAY_API_VERSION:-v1.6.3}     # v1.7 needs a newer Go than 1.26
+RECIPE=1                                               # bump when the way something is built changes
+
+CACHE=${SLIPWAY_K8S_CACHE:-$HOME/.cache/slipway-k8s}
+mkdir -p "$CACHE/bin" "$CACHE/stamps" "$CACHE/src" "$CACHE/crds"
+
+export GOMAXPROCS=2
+export GOFLAGS="${GOFLAGS:+$GOFLAGS }-p=2 -buildvcs=false -trimpath"
+export GOTOOLCHAIN=local
+export CGO_ENABLED=0
+
+log() { printf '[k8s-build] %s\n' "$*" >&2; }
+
+# fresh NAME STAMP OUTPUT... → 0 when the stamp matches and every output exists.
+fresh() {
+  local name=$1 stamp=$2
+  shift 2
+  [[ -f "$CACHE/stamps/$name" && "$(cat "$CACHE/stamps/$name")" == "$stamp" ]] || return 1
+  local out
+  for out in "$@"; do [[ -e "$out" ]] || return 1; done
+}
+stamp() { printf '%s' "$2" >"$CACHE/stamps/$1"; }
+now() { date +%s.%N; }
+took() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1fs", b - a }'; }
+
+# Directory of a downloaded module in the module cache.
+moddir() { go mod download -json "$1@$2" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p'; }
+
+# ---------------------------------------------------------------------------------------------
+# kube-apiserver + etcd from k8s.io/kubernetes. The kubernetes module points its ~33 staging
+# modules (k8s.io/api, k8s.io/apiserver, ...) at ./staging/src/...; those paths do not exist in a
+# module download, so the throwaway module replaces each one with its published v0.<minor>.<patch>.
+# etcd is built in the same module at the version kubernetes requires (it is already in its graph).
+build_kubernetes() {
+  local name=kubernetes
+  local stamp="kube-apiserver+kube-controller-manager+etcd k8s=$K8S_VERSION recipe=$RECIPE"
+  if fresh "$name" "$stamp" "$CACHE/bin/kube-apiserver" "$CACHE/bin/kube-controller-manager" "$CACHE/bin/etcd"; then
+    log "kube-apiserver, kube-controller-manager $K8S_VERSION and etcd: cached"
+    return
+  fi
+  local t0 t1 src gomod staging etcd_version minor
+  t0=$(now)
+  src="$CACHE/src/$name"
+  rm -rf "$src" && mkdir -p "$src"
+  log "kube-apiserver $K8S_VERSION: reading kubernetes' go.mod"
+  gomod=$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/^\t"GoMod": "\(.*\)",$/\1/p')
+  staging=$(sed -n 's#^\t\(k8s\.io/[a-z0-9-]*\) => \./staging/src/k8s\.io/[a-z0-9-]*$#\1#p' "$gomod")
+  [[ -n "$staging" ]] || { log "no staging replaces found in $gomod"; exit 1; }
+  etcd_version=$(sed -n 's#^\tgo\.etcd\.io/etcd/server/v3 \(v[0-9.]*\).*#\1#p' "$gomod")
+  minor=${K8S_VERSION#v1.}
+  {
+    echo "module slipway.test/k8s-build"
+    echo
+    echo "go 1.26.0"
+    echo
+    echo "godebug default=go1.26"
+    echo
+    echo "require k8s.io/kubernetes $K8S_VERSION"
+    echo
+    echo "replace ("
+    local m
+    for m in $staging; do echo "	$m => $m v0.$minor"; done
+    echo ")"
+  } >"$src/go.mod"
+  log "kube-apiserver: $(wc -w <<<"$staging") staging modules pinned at v0.$minor; etcd $etcd_version"
+  (
+    cd "$src"
+    go get "k8s.io/kubernetes/cmd/kube-apiserver@$K8S_VERSION" "k8s.io/kubernetes/cmd/kube-controller-manager@$K8S_VERSION" \
+      "go.etcd.io/etcd/server/v3@$etcd_version"
+    local vpkg=k8s.io/component-base/version
+    local ld="-s -w -X $vpkg.gitVersion=$K8S_VERSION -X $vpkg.gitMajor=1 -X $vpkg.gitMinor=${minor%%.*}"
+    ld+=" -X $vpkg.gitTreeState=clean -X $vpkg.buildDate=1970-01-01T00:00:00Z"
+    t1=$(now)
+    go build -ldflags "$ld" -o "$CACHE/bin/kube-apiserver.new" k8s.io/kubernetes/cmd/kube-apiserver
+    log "kube-apiserver: compiled in $(took "$t1")"
+    t1=$(now)
+    go build -ldflags "$ld" -o "$CACHE/bin/kube-controller-manager.new" k8s.io/kubernetes/cmd/kube-controller-manager
+    log "kube-controller-manager: compiled in $(took "$t1")"
+    t1=$(now)
+    go build -ldflags "-s -w" -o "$CACHE/bin/etcd.new" go.etcd.io/etcd/server/v3
+    log "etcd $etcd_version: compiled in $(took "$t1")"
+  )
+  mv "$CACHE/bin/kube-apiserver.new" "$CACHE/bin/kube-apiserver"
+  mv "$CACHE/bin/kube-controller-manager.new" "$CACHE/bin/kube-controller-manager"
+  mv "$CACHE/bin/etcd.new" "$CACHE/bin/etcd"
+  stamp "$name" "$stamp"
+  log "kube-apiserver + kube-controller-manager $K8S_VERSION + etcd $etcd_version: built in $(took "$t0")"
+}
+
+# ---------------------------------------------------------------------------------------------
+# agent-sandbox controller + CRDs from sigs.k8s.io/agent-sandbox. The proxy refuses the module's
+# version list, but serves the exact version, so it is always named exactly.
+build_agent_sandbox() {
+  local name=agent-sandbox
+  local stamp="agent-sandbox=$AGENT_SANDBOX_VERSION recipe=$RECIPE"
+  if fresh "$name" "$stamp" "$CACHE/bin/agent-sandbox-controller" "$CACHE/crds/agent-sandbox"; then
+    log "agent-sandbox $AGENT_SANDBOX_VERSION: cached"
+    return
+  fi
+  local t0 src dir
+  t0=$(now)
+  src="$CACHE/src/$name"
+  rm -rf "$src" && mkdir -p "$src"
+  dir=$(moddir sigs.k8s.io/agent-sandbox "$AGENT_SANDBOX_VERSION")
+  printf 'module slipway.test/agent-sandbox-build\n\ngo 1.26.0\n\nrequire sigs.k8s.io/agent-sandbox %s\n' \
+    "$AGENT_SANDBOX_VERSION" >"$src/go.mod"
+  (
+    cd "$src"
+    go get "sigs.k8s.io/agent-sandbox/cmd/agent-sandbox-controller@$AGENT_SANDBOX_VERSION"
+    go build -ldflags "-s -w" -o "$CACHE/bin/agent-sandbox-controller.new" \
+      sigs.k8s.io/agent-sandbox/cmd/agent-sandbox-controller
+  )
+  rm -rf "$CACHE/crds/agent-sandbox.new" && mkdir -p "$CACHE/crds/agent-sandbox.new"
+  cp "$dir"/k8s/crds/*.yaml "$CACHE/crds/agent-sandbox.new/"
+  chmod -R u+w "$CACHE/crds/agent-sandbox.new"
+  rm -rf "$CACHE/crds/agent-sandbox" && mv "$CACHE/crds/agent-sandbox.new" "$CACHE/crds/agent-sandbox"
+  mv "$CACHE/bin/agent-sandbox-controller.new" "$CACHE/bin/agent-sandbox-controller"
+  stamp "$name" "$stamp"
+  log "agent-sandbox $AGENT_SANDBOX_VERSION: controller + $(ls "$CACHE/crds/agent-sandbox" | wc -l) CRDs in $(took "$t0")"
+}
+
+# ---------------------------------------------------------------------------------------------
+# Gateway API standard-channel CRDs (plus its safe-upgrades ValidatingAdmissionPolicy) from the module.
+build_gateway_api() {
+  local name=gateway-api
+  local stamp="gateway-api=$GATEWAY_API_VERSION channel=standard recipe=$RECIPE"
+  if fresh "$name" "$stamp" "$CACHE/crds/gateway-api"; then
+    log "gateway-api $GATEWAY_API_VERSION CRDs: cached"
+    return
+  fi
+  local t0 dir
+  t0=$(now)
+  dir=$(moddir sigs.k8s.io/gateway-api "$GATEWAY_API_VERSION")
+  rm -rf "$CACHE/crds/gateway-api.new" && mkdir -p "$CACHE/crds/gateway-api.new"
+  cp "$dir"/config/crd/standard/*.yaml "$CACHE/crds/gateway-api.new/"
+  chmod -R u+w "$CACHE/crds/gateway-api.new"
+  rm -rf "$CACHE/crds/gateway-api" && mv "$CACHE/crds/gateway-api.new" "$CACHE/crds/gateway-api"
+  stamp "$name" "$stamp"
+  log "gateway-api $GATEWAY_API_VERSION: $(ls "$CACHE/crds/gateway-api" | wc -l) files in $(took "$t0")"
+}
+
+T0=$(now)
+build_gateway_api
+build_agent_sandbox
+build_kubernetes
+log "all parts ready in $CACHE ($(took "$T0"))"

@@ -8,6 +8,7 @@
 #     bin/etcd                      go.etcd.io/etcd/server/v3, the version kubernetes' own go.mod requires
 #     bin/agent-sandbox-controller  sigs.k8s.io/agent-sandbox/cmd/agent-sandbox-controller
 #     crds/agent-sandbox/*.yaml     agents.x-k8s.io + extensions.agents.x-k8s.io CRDs from that module
+#     manifests/agent-sandbox/*.yaml  its install manifests (namespace, service account, RBAC) from k8s/
 #     crds/gateway-api/*.yaml       Gateway API standard channel (sigs.k8s.io/gateway-api config/crd/standard)
 #     stamps/<component>            what was built (version + recipe); equal stamp + present output = skip
 #     src/<component>/              throwaway Go modules the binaries are built from
@@ -114,7 +115,8 @@ build_kubernetes() {
 build_agent_sandbox() {
   local name=agent-sandbox
   local stamp="agent-sandbox=$AGENT_SANDBOX_VERSION recipe=$RECIPE"
-  if fresh "$name" "$stamp" "$CACHE/bin/agent-sandbox-controller" "$CACHE/crds/agent-sandbox"; then
+  if fresh "$name" "$stamp" "$CACHE/bin/agent-sandbox-controller" "$CACHE/crds/agent-sandbox" \
+    "$CACHE/manifests/agent-sandbox"; then
     log "agent-sandbox $AGENT_SANDBOX_VERSION: cached"
     return
   fi
@@ -135,6 +137,15 @@ build_agent_sandbox() {
   cp "$dir"/k8s/crds/*.yaml "$CACHE/crds/agent-sandbox.new/"
   chmod -R u+w "$CACHE/crds/agent-sandbox.new"
   rm -rf "$CACHE/crds/agent-sandbox" && mv "$CACHE/crds/agent-sandbox.new" "$CACHE/crds/agent-sandbox"
+  # The controller's own identity and RBAC, as upstream installs it (the harness applies the
+  # Namespace, ServiceAccount, ClusterRole/Binding and Role/Binding objects, not the Deployment).
+  mkdir -p "$CACHE/manifests" && rm -rf "$CACHE/manifests/agent-sandbox.new"
+  mkdir -p "$CACHE/manifests/agent-sandbox.new"
+  cp "$dir"/k8s/{controller,extensions,rbac.generated,extensions-rbac.generated}.yaml \
+    "$CACHE/manifests/agent-sandbox.new/"
+  chmod -R u+w "$CACHE/manifests/agent-sandbox.new"
+  rm -rf "$CACHE/manifests/agent-sandbox"
+  mv "$CACHE/manifests/agent-sandbox.new" "$CACHE/manifests/agent-sandbox"
   mv "$CACHE/bin/agent-sandbox-controller.new" "$CACHE/bin/agent-sandbox-controller"
   stamp "$name" "$stamp"
   log "agent-sandbox $AGENT_SANDBOX_VERSION: controller + $(ls "$CACHE/crds/agent-sandbox" | wc -l) CRDs in $(took "$t0")"

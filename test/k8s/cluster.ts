@@ -7,8 +7,9 @@
 //   kube-controller-manager   only the controllers a kubelet-less cluster needs: the garbage
 //                             collector (claim → sandbox → pod deletion), namespace, serviceaccount
 //                             (the "default" account pods need) and root-ca-cert-publisher
-//   agent-sandbox-controller  with --extensions (SandboxTemplate, SandboxWarmPool, SandboxClaim), its
-//                             CRD conversion webhook served on 127.0.0.1 with a cert we sign
+//   agent-sandbox-controller  with --extensions (SandboxTemplate, SandboxWarmPool, SandboxClaim), as
+//                             its own service account bound to upstream's ClusterRoles; its CRD
+//                             conversion webhook served on 127.0.0.1 with a cert we sign
 // and installs the agent-sandbox CRDs and the Gateway API standard CRDs.
 //
 // There is no kubelet and no scheduler: startTestNode() plays both for the pods it is shown (see
@@ -21,8 +22,9 @@ import {
   mkdtempSync,
   readFileSync,
   readdirSync,
+  rmSync,
+  writeFileSync,
 } from 'node:fs';
-import { writeFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { request as httpRequest } from 'node:http';
 import { createServer, connect } from 'node:net';
@@ -328,15 +330,22 @@ function yamlObjects(file: string): K8sObject[] {
     .filter((o): o is K8sObject => !!o && typeof o === 'object' && !!o.kind);
 }
 
-const CLUSTER_SCOPED_PATHS: Record<string, string> = {
+/** Where the harness creates each kind it applies from manifests ({ns}: the object's namespace). */
+const KIND_PATHS: Record<string, string> = {
   CustomResourceDefinition: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
   ValidatingAdmissionPolicy: '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies',
   ValidatingAdmissionPolicyBinding:
     '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings',
+  Namespace: '/api/v1/namespaces',
+  ServiceAccount: '/api/v1/namespaces/{ns}/serviceaccounts',
+  ClusterRole: '/apis/rbac.authorization.k8s.io/v1/clusterroles',
+  ClusterRoleBinding: '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings',
+  Role: '/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/roles',
+  RoleBinding: '/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/rolebindings',
 };
 
 async function applyObject(api: Api, obj: K8sObject) {
-  const base = CLUSTER_SCOPED_PATHS[obj.kind ?? ''];
+  const base = KIND_PATHS[obj.kind ?? '']?.replace('{ns}', obj.metadata?.namespace ?? 'default');
   if (!base) throw new Error(`harness cannot apply kind ${obj.kind}`);
   const res = await api.post(base, obj);
   if (res.status === 409) return; // already there (a reused dir)
@@ -345,6 +354,27 @@ async function applyObject(api: Api, obj: K8sObject) {
       `create ${obj.kind} ${obj.metadata?.name} → ${res.status}: ${JSON.stringify(res.body).slice(0, 400)}`,
     );
   }
+}
+
+function kubeconfigYaml(server: string, ca: string, user: string, token: string) {
+  return [
+    'apiVersion: v1',
+    'kind: Config',
+    'clusters:',
+    '- name: slipway-test',
+    '  cluster:',
+    `    server: ${server}`,
+    `    certificate-authority-data: ${Buffer.from(ca).toString('base64')}`,
+    'users:',
+    `- name: ${user}`,
+    '  user:',
+    `    token: ${token}`,
+    'contexts:',
+    '- name: slipway-test',
+    `  context: {cluster: slipway-test, user: ${user}}`,
+    'current-context: slipway-test',
+    '',
+  ].join('\n');
 }
 
 /** Waits for each CRD to be Established (its API is served). */
@@ -372,6 +402,8 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
     throw new Error(`missing ${missing.join(', ')} in ${cache}/bin: run test/k8s/build.sh first`);
   }
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'slipway-k8s-'));
+  // A temp dir we made is removed on stop() unless SLIPWAY_K8S_KEEP=1 (logs are in <dir>/logs).
+  const removeDir = !opts.dir && process.env.SLIPWAY_K8S_KEEP !== '1';
   const pki = join(dir, 'pki');
   const logs = join(dir, 'logs');
   mkdirSync(logs, { recursive: true });
@@ -379,6 +411,8 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
   const procs: Proc[] = [];
   const stop = async () => {
     for (const p of [...procs].reverse()) await stopProc(p);
+    procs.length = 0;
+    if (removeDir) rmSync(dir, { recursive: true, force: true });
   };
 
   try {
@@ -470,28 +504,7 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
     mark('apiserver');
 
     const kubeconfig = join(dir, 'admin.kubeconfig');
-    writeFileSync(
-      kubeconfig,
-      [
-        'apiVersion: v1',
-        'kind: Config',
-        'clusters:',
-        '- name: slipway-test',
-        '  cluster:',
-        `    server: ${server}`,
-        `    certificate-authority-data: ${Buffer.from(ca).toString('base64')}`,
-        'users:',
-        '- name: slipway-admin',
-        '  user:',
-        `    token: ${token}`,
-        'contexts:',
-        '- name: slipway-test',
-        '  context: {cluster: slipway-test, user: slipway-admin}',
-        'current-context: slipway-test',
-        '',
-      ].join('\n'),
-      { mode: 0o600 },
-    );
+    writeFileSync(kubeconfig, kubeconfigYaml(server, ca, 'slipway-admin', token), { mode: 0o600 });
 
     // CRDs. agent-sandbox's CRDs convert between v1alpha1 and v1beta1 through the controller's
     // webhook; the stock manifests name an in-cluster Service, which nothing routes here, so the
@@ -554,7 +567,40 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
     );
     mark('controller-manager');
 
-    // agent-sandbox controller with the extensions API (templates, warm pools, claims).
+    // agent-sandbox controller with the extensions API (templates, warm pools, claims), as its own
+    // service account with upstream's RBAC (ClusterRoles from its k8s/ manifests), so what it may
+    // do here is what it may do in a real install.
+    const manifests = join(cache, 'manifests', 'agent-sandbox');
+    const rbacKinds = new Set([
+      'Namespace',
+      'ServiceAccount',
+      'ClusterRole',
+      'ClusterRoleBinding',
+      'Role',
+      'RoleBinding',
+    ]);
+    for (const file of readdirSync(manifests)
+      .filter((f) => f.endsWith('.yaml'))
+      .sort()) {
+      for (const obj of yamlObjects(join(manifests, file))) {
+        if (rbacKinds.has(obj.kind ?? '')) await applyObject(api, obj);
+      }
+    }
+    const saToken = await api.must<{ status: { token: string } }>(
+      'POST',
+      '/api/v1/namespaces/agent-sandbox-system/serviceaccounts/agent-sandbox-controller/token',
+      {
+        apiVersion: 'authentication.k8s.io/v1',
+        kind: 'TokenRequest',
+        spec: { expirationSeconds: 48 * 3600 },
+      },
+    );
+    const controllerKubeconfig = join(dir, 'agent-sandbox-controller.kubeconfig');
+    writeFileSync(
+      controllerKubeconfig,
+      kubeconfigYaml(server, ca, 'agent-sandbox-controller', saToken.status.token),
+      { mode: 0o600 },
+    );
     const certDir = join(dir, 'webhook-certs');
     mkdirSync(certDir, { recursive: true });
     writeFileSync(join(certDir, 'tls.crt'), readFileSync(join(pki, 'webhook.crt')));
@@ -575,7 +621,7 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
       ],
       logs,
       verbose,
-      { KUBECONFIG: kubeconfig },
+      { KUBECONFIG: controllerKubeconfig },
     );
     procs.push(controller);
     await waitFor(

@@ -63,6 +63,8 @@ export type TestNodeOptions = {
   namespace?: string;
   /** Only pods matching this label selector (default: all). */
   labelSelector?: string;
+  /** Server-side watch timeout; the node re-watches from the last resourceVersion (default 300). */
+  watchTimeoutSeconds?: number;
 };
 
 export type TestNode = {
@@ -394,7 +396,7 @@ export async function startTestNode(opts: TestNodeOptions): Promise<TestNode> {
         for (;;) {
           const res = await api.raw(
             'GET',
-            `${base}?${sel}watch=1&allowWatchBookmarks=true&resourceVersion=${rv}&timeoutSeconds=300`,
+            `${base}?${sel}watch=1&allowWatchBookmarks=true&resourceVersion=${rv}&timeoutSeconds=${opts.watchTimeoutSeconds ?? 300}`,
             undefined,
             undefined,
             abort.signal,

@@ -1,4 +1,4 @@
-import { AppError, badRequest, notFound } from '../errors.js';
+import { AppError, notFound } from '../errors.js';
 import type { Role, Store, UserRecord, UserStatus } from '../persistence/store.js';
 import { hashApiKey, newApiKey } from './keys.js';
 
@@ -104,6 +104,11 @@ export function deleteUser(store: Store, id: string): void {
   if (!store.deleteUser(id)) throw notFound(`user ${id}`);
 }
 
+/** A well-formed reference to a department that does not exist: the department is not found. */
 function checkDepartment(store: Store, id: string): void {
-  if (!store.getDepartment(id)) throw badRequest(`unknown department ${id}`, { department: id });
+  if (!store.getDepartment(id)) {
+    throw new AppError(404, 'not_found', `department ${id} not found: create it first`, {
+      department: id,
+    });
+  }
 }

@@ -103,6 +103,7 @@ async function readDeployParts(
   }
   let metadataText: string | undefined;
   let source: Buffer | undefined;
+  let oversized = false;
   try {
     for await (const part of request.parts()) {
       if (part.type === 'file') {
@@ -110,11 +111,21 @@ async function readDeployParts(
         if (part.fieldname === 'source') source = data;
         else if (part.fieldname === 'metadata') metadataText = data.toString('utf8');
       } else if (part.fieldname === 'metadata') {
-        metadataText = String(part.value);
+        // A part sent as `Content-Type: application/json` arrives parsed: the same JSON, as text.
+        metadataText = typeof part.value === 'string' ? part.value : JSON.stringify(part.value);
+        // Cut at the field limit: what is left is not the JSON that was sent.
+        if (part.valueTruncated) metadataText = undefined;
+        oversized ||= part.valueTruncated;
       }
     }
   } catch (err) {
     throw multipartError(err);
+  }
+  // Checked once every part is read, so no file stream is left hanging.
+  if (oversized || Buffer.byteLength(metadataText ?? '') > METADATA_MAX_BYTES) {
+    throw new AppError(400, 'bad_metadata', 'the metadata part is larger than 256 KiB', {
+      field: 'metadata',
+    });
   }
   return { metadataText, source };
 }

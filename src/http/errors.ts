@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
 
 /** Renders every error, including fastify's own, as the spec's error body `{code, message, details?}`. */
@@ -21,6 +21,16 @@ export function installErrorHandlers(app: FastifyInstance): void {
   );
 }
 
+/**
+ * Errors fastify meets before any route runs (a malformed URL, a parameter past the router's
+ * length limit): the same envelope as every other error.
+ */
+export function frameworkError(error: FastifyError, _request: FastifyRequest, reply: FastifyReply) {
+  const status = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 414 : 400;
+  const message = status === 414 ? 'a path parameter is too long' : 'malformed URL';
+  void reply.status(status).send(new AppError(status, 'bad_request', message).toBody());
+}
+
 function toAppError(error: FastifyError | AppError): AppError {
   if (error instanceof AppError) return error;
   if (error.validation) {
@@ -34,7 +44,7 @@ function toAppError(error: FastifyError | AppError): AppError {
     case 'FST_REQ_FILE_TOO_LARGE':
       return new AppError(413, 'payload_too_large', 'request body is too large');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new AppError(415, 'bad_request', 'unsupported content type');
+      return new AppError(415, 'unsupported_media_type', 'unsupported content type');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new AppError(400, 'bad_request', 'JSON body is empty');
   }

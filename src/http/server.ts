@@ -12,7 +12,10 @@ import { authPlugin } from '../auth/plugin.js';
 import { authRoutes } from './auth-routes.js';
 import { departmentsRoutes } from './departments-routes.js';
 import { docsPlugin } from './docs.js';
-import { installErrorHandlers } from './errors.js';
+import { frameworkError, installErrorHandlers } from './errors.js';
+import { acceptEmptyJson } from './json-body.js';
+import { methodGuardPlugin } from './method-guard.js';
+import { strictQueryPlugin } from './strict-query.js';
 import { Metrics, metricsPlugin } from './metrics.js';
 import { probesPlugin } from './probes.js';
 import { usersRoutes } from './users-routes.js';
@@ -65,6 +68,15 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     // fastify's two info lines per request were most of the log under load: ours go to debug,
     // with one aggregated info line a minute (request-log.ts).
     logController: new LogController({ disableRequestLogging: true }),
+    // Bodies are never coerced ("1" is not a version); query strings are converted strictly by
+    // strict-query.ts, and only where the spec types them.
+    ajv: { customOptions: { coerceTypes: false } },
+    // User ids may be 255 characters (OIDC subjects), percent-encoded up to three times longer;
+    // the routes' schemas bound each parameter and answer a 400 in the error envelope.
+    routerOptions: { maxParamLength: 2_048 },
+    // HEAD is served where the spec names it (source blobs), not on every GET.
+    exposeHeadRoutes: false,
+    frameworkErrors: frameworkError,
     // By the time fastify closes, the drain has answered or cut every request (drain.ts): what
     // is left is closed rather than waited for.
     forceCloseConnections: true,
@@ -92,8 +104,12 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   app.readiness.register('runtime', () => deploy.runtimeReadiness());
 
   installErrorHandlers(app);
+  acceptEmptyJson(app);
   if (!config.auth.enabled) await app.register(hostGuardPlugin({ extraHosts: extraHosts(config) }));
   await app.register(oversizePlugin({ maxDrainBytes: 2 * config.limits.maxSourceBytes }));
+  // Before auth: a wrong method on a known path is 405 whoever asks.
+  await app.register(methodGuardPlugin);
+  await app.register(strictQueryPlugin);
   // Auth before any route plugin: its onRequest hook guards every protected path.
   await app.register(authPlugin);
   app.auth.serviceToken('/internal/sources/', deploy.agentToken, AGENT_IDENTITY);

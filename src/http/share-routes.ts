@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { requireIdentity } from '../auth/guards.js';
 import { AppError } from '../errors.js';
 import type { CreateShareInput, ShareService } from '../services/share-links.js';
-import { appIdParams } from './apps-schemas.js';
+import { appIdParams, listQuery } from './apps-schemas.js';
 import { renderSharePage, sharePageHeaders, type SharePage } from './share-page.js';
 import { passwordOf, tokenParams } from './share-schemas.js';
 
@@ -18,8 +18,11 @@ export function shareRoutes(shares: ShareService) {
       shares.create(requireIdentity(request), idOf(request), request.body as CreateShareInput),
     );
 
-    app.get('/v1/apps/:id/share-links', { schema: { params: appIdParams } }, async (request) =>
-      shares.list(requireIdentity(request), idOf(request)),
+    app.get(
+      '/v1/apps/:id/share-links',
+      { schema: { params: appIdParams, querystring: listQuery } },
+      async (request) =>
+        shares.list(requireIdentity(request), idOf(request), request.query as ListPage),
     );
 
     app.get('/api/share/:token', { schema: { params: tokenParams } }, async (request) =>
@@ -44,6 +47,8 @@ export function shareRoutes(shares: ShareService) {
     );
   };
 }
+
+type ListPage = { limit?: number; offset?: number };
 
 const idOf = (request: FastifyRequest): string => (request.params as { id: string }).id;
 const tokenOf = (request: FastifyRequest): string => (request.params as { token: string }).token;

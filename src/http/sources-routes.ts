@@ -6,7 +6,7 @@ import type { SourceStore } from '../sources/source-store.js';
 /**
  * `GET|HEAD /internal/sources/{key}.tar.gz` (spec §4): the blob the in-sandbox agent pulls. The
  * key's 128 random bits are the authorization; bearer auth comes from the global middleware. No
- * listings: only an exact, valid key name can match anything.
+ * listings: only an exact, valid key name can match anything. Other methods are 405 (method-guard).
  */
 export function sourcesRoutes(store: SourceStore): FastifyPluginAsync {
   return async (app) => {
@@ -14,22 +14,6 @@ export function sourcesRoutes(store: SourceStore): FastifyPluginAsync {
       method: ['GET', 'HEAD'],
       url: '/internal/sources/:file',
       handler: async (request, reply) => serve(store, request, reply),
-    });
-    app.route({
-      method: ['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
-      url: '/internal/sources/:file',
-      // onRequest runs before body parsing, so no body or content type can turn 405 into 415.
-      onRequest: async (request, reply) => {
-        void reply.header('allow', 'GET, HEAD');
-        throw new AppError(
-          405,
-          'method_not_allowed',
-          `${request.method} is not allowed on a source blob; use GET or HEAD`,
-        );
-      },
-      handler: async () => {
-        throw new AppError(500, 'internal', 'unreachable: onRequest always answers 405');
-      },
     });
   };
 }

@@ -26,6 +26,11 @@ function sqlLimit(limit: number | undefined): number {
   return limit !== undefined && limit > 0 ? Math.floor(limit) : NO_LIMIT;
 }
 
+/** SQLite binds integers up to 2^63: a larger offset (valid JSON, past any table) is the last row. */
+function sqlOffset(offset: number | undefined): number {
+  return Math.min(Math.max(0, Math.floor(offset ?? 0)), Number.MAX_SAFE_INTEGER);
+}
+
 /**
  * Opens (creating if needed) the SQLite store at `path`. Every write commits with
  * `synchronous = FULL` in WAL mode, so once a method returns the change survives a power cut, and a
@@ -72,7 +77,7 @@ export function openSqliteStore(path: string): Store {
       return row && appFromRow(row);
     },
     listApps(query) {
-      const page = { limit: sqlLimit(query.limit), offset: Math.max(0, query.offset ?? 0) };
+      const page = { limit: sqlLimit(query.limit), offset: sqlOffset(query.offset) };
       return snapshot(() => {
         if (query.ownerId === undefined) {
           return { items: st.listApps.all(page).map(appFromRow), total: st.countApps.get() ?? 0 };

@@ -58,16 +58,23 @@ export class ShareService {
     return shareLinkView(link, this.deps.baseURL());
   }
 
-  /** Owner or admin: the app's usable links (not revoked, not expired), newest first. */
-  list(identity: Identity, appId: string): { items: ShareLinkView[]; total: number } {
+  /**
+   * Owner or admin: the app's usable links (not revoked, not expired), newest first; a page of
+   * them when `limit` (0 or omitted: all) or `offset` is given. `total` counts them all.
+   */
+  list(
+    identity: Identity,
+    appId: string,
+    page: { limit?: number; offset?: number } = {},
+  ): { items: ShareLinkView[]; total: number } {
     this.requireDurableStore();
     const app = this.deps.apps.get(identity, appId);
     const now = this.now();
-    const items = this.deps.store
-      .listShareLinks(app.id)
-      .filter((link) => !expired(link, now))
-      .map((link) => shareLinkView(link, this.deps.baseURL()));
-    return { items, total: items.length };
+    const usable = this.deps.store.listShareLinks(app.id).filter((link) => !expired(link, now));
+    const start = page.offset ?? 0;
+    const end = page.limit ? start + page.limit : undefined;
+    const items = usable.slice(start, end).map((link) => shareLinkView(link, this.deps.baseURL()));
+    return { items, total: usable.length };
   }
 
   /** Owner or admin; any other caller, and a revoked or unknown link, gets 404. */

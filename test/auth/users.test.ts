@@ -97,19 +97,28 @@ describe('/api/users', () => {
     }
   });
 
-  it('validates bodies: bad name, unknown field, unknown department → 400', async () => {
+  it('validates bodies: bad name, unknown field, wrong type → 400; unknown department → 404', async () => {
     const bodies = [
       { name: '-bad' },
       { name: 'ok', admin: true },
       { name: 'ok', role: 'root' },
-      { name: 'ok', department: 'nowhere' },
+      { name: 12345 },
     ];
     for (const body of bodies) {
       const res = await call(s.baseURL, '/api/users', { ...as(ADMIN), method: 'POST', body });
       expect(res.status).toBe(400);
       expect(json(res.body).code).toBe('bad_request');
     }
+    const nowhere = { name: 'ok', department: 'nowhere' };
+    const res = await call(s.baseURL, '/api/users', {
+      ...as(ADMIN),
+      method: 'POST',
+      body: nowhere,
+    });
+    expect(res.status).toBe(404);
+    expect(json(res.body)).toMatchObject({ code: 'not_found', details: { department: 'nowhere' } });
     expect(s.app.store.getUser('apikey-ok')).toBeUndefined();
+    expect(s.app.store.getUser('apikey-12345')).toBeUndefined();
   });
 
   it('GET, PATCH and DELETE an unknown id → 404', async () => {

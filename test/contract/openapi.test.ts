@@ -39,6 +39,7 @@ const ERROR_CODES = new Set([
   'too_many_attempts',
   'share_links_unavailable',
   'storage_unavailable',
+  'unsupported_media_type',
   'unauthenticated',
   'invalid_password',
   'forbidden',

@@ -43,7 +43,10 @@ describe('bad input gets a clear 4xx with the error body, never a 5xx', () => {
   it('answers an unsupported content type with the error body', async () => {
     const res = await post('name=x', 'application/x-www-form-urlencoded');
     expect(res.status).toBe(415);
-    expect(res.body).toMatchObject({ code: 'bad_request', message: 'unsupported content type' });
+    expect(res.body).toMatchObject({
+      code: 'unsupported_media_type',
+      message: 'unsupported content type',
+    });
   });
 
   it('stays up and serves normally after all of that', async () => {

@@ -73,6 +73,8 @@ export function recordCases(store: () => Store): void {
     expect(names({ limit: 2, offset: 4 })).toEqual(['e']);
     expect(names({ offset: 3 })).toEqual(['d', 'e']);
     expect(s.listApps({ limit: 2, offset: 10 })).toEqual({ items: [], total: 5 });
+    // Far past any table (and past what SQLite binds as an integer): an empty page, not an error.
+    expect(s.listApps({ limit: 2, offset: 1.2e21 })).toEqual({ items: [], total: 5 });
     expect(s.listApps({ ownerId: 'alice', limit: 1 })).toMatchObject({ total: 3 });
     expect(names({ ownerId: 'alice', limit: 2, offset: 1 })).toEqual(['d', 'e']);
     expect(s.listApps({ ownerId: 'carol' })).toEqual({ items: [], total: 0 });

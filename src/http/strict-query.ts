@@ -1,0 +1,36 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+
+/**
+ * Query strings are text; the spec types some of their parameters as integers or booleans. Those
+ * (and only those) are converted here, strictly: `10` is an integer, `1e3`, `10.0` and ` 10` are
+ * not; `true` and `false` are booleans, nothing else is. What does not convert stays a string and
+ * the route's schema (validated without coercion) refuses it with a 400. Bodies are JSON and are
+ * never coerced: `{"version": "1"}` is not a version.
+ */
+export const strictQueryPlugin = fp(async (app: FastifyInstance) => {
+  app.addHook('preValidation', async (request) => {
+    const schema = request.routeOptions.schema?.querystring as QuerySchema | undefined;
+    if (schema?.properties) convert(request, schema.properties);
+  });
+});
+
+interface QuerySchema {
+  properties?: Record<string, { type?: string | string[] }>;
+}
+
+function convert(request: FastifyRequest, properties: NonNullable<QuerySchema['properties']>) {
+  const query = request.query as Record<string, unknown>;
+  for (const [name, value] of Object.entries(query)) {
+    const type = properties[name]?.type;
+    if (typeof value !== 'string' || typeof type !== 'string') continue;
+    if (type === 'integer' && INTEGER.test(value)) query[name] = Number(value);
+    else if (type === 'number' && NUMBER.test(value)) query[name] = Number(value);
+    else if (type === 'boolean' && (value === 'true' || value === 'false')) {
+      query[name] = value === 'true';
+    }
+  }
+}
+
+const INTEGER = /^-?(0|[1-9][0-9]*)$/;
+const NUMBER = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?$/;

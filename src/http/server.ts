@@ -21,6 +21,7 @@ import { probesPlugin } from './probes.js';
 import { usersRoutes } from './users-routes.js';
 import { appsRoutes } from './apps-routes.js';
 import { sourcesRoutes } from './sources-routes.js';
+import { templatesRoutes } from './templates-routes.js';
 import { versionsRoutes } from './versions-routes.js';
 import { logsRoutes } from './logs-routes.js';
 import { eventsRoutes } from './events-routes.js';
@@ -122,6 +123,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   await app.register(appsRoutes(deploy.apps, deploy.registry, config.limits.maxSourceBytes));
   await app.register(sourcesRoutes(deploy.sourceStore));
   await app.register(versionsRoutes(deploy.apps, deploy.registry));
+  await app.register(templatesRoutes(() => deploy.platform()));
   const perUser = config.limits.maxConcurrentLogStreamsPerUser;
   const cap = new StreamCap(config.limits.maxStreams);
   const streams = { maxStreamsPerUser: perUser, cap, drain };

@@ -34,6 +34,8 @@ export interface Runtime {
    * a message saying what the user can change; undefined when it can. Asked before any claim.
    */
   laneUnavailable(template: string, lane: Lane): string | undefined;
+  /** The language runtimes apps get, by name (`node`, `python`), as `x.y.z`. */
+  versions(): Record<string, string>;
 }
 
 /** `fast`: the source runs as shipped; `general`: an install (and build) step runs first. */

@@ -17,6 +17,7 @@ import type { SourceStore } from '../sources/source-store.js';
 import { AppService } from './app-service.js';
 import { AuditTrail } from './audit-trail.js';
 import { OrphanBlobSweeper } from './orphan-blobs.js';
+import { platformInfo, type PlatformInfo } from './platform-info.js';
 import { ShareService } from './share-links.js';
 
 /** The deploy side of Slipway, wired once per server: source store, runtime, actors, router. */
@@ -35,6 +36,8 @@ export interface DeployServices {
   router: AppRouter;
   /** The one shared token of the in-sandbox agents (spec §4 /internal/sources); never logged. */
   agentToken: string;
+  /** What this installation can run (`GET /v1/templates`, MCP `get_platform_info`). */
+  platform(): PlatformInfo;
   /** Once the listener is up: the base URL is known, the pools boot, the apps come back. */
   start(baseURL: string): Promise<void>;
   stop(): Promise<void>;
@@ -120,6 +123,7 @@ export function createDeployServices(config: Config, rawStore: Store, log: Log):
     shares,
     router,
     agentToken,
+    platform: () => platformInfo(runtime, config, urls),
     async start(baseURL) {
       urls.setBase(baseURL);
       // The apps first, in this same turn: no request sees a stored Ready that nothing serves;

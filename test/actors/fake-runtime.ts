@@ -135,6 +135,10 @@ export class FakeRuntime implements Runtime {
     }
   }
 
+  versions(): Record<string, string> {
+    return { node: '20.0.0' };
+  }
+
   laneUnavailable(template: string, lane: string): string | undefined {
     return this.unavailableLanes.get(`${template}:${lane}`);
   }

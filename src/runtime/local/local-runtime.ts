@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import type { Template } from '../../agent/protocol.js';
 import type { SourceStore } from '../../sources/source-store.js';
 import {
@@ -89,6 +90,7 @@ export function createLocalRuntime(opts: LocalRuntimeOptions): LocalRuntime {
     headTimeoutMs: opts.egress?.headTimeoutMs,
   });
   let state: 'new' | 'started' | 'stopped' = 'new';
+  let pythonVersion: string | undefined;
   let starting: Promise<void> | undefined;
   const claimed = new Set<LocalSandbox>();
   const pool = new WarmPool({
@@ -235,6 +237,13 @@ export function createLocalRuntime(opts: LocalRuntimeOptions): LocalRuntime {
       return packageHosts && laneProblem(template, lane, packageHosts);
     },
 
+    versions() {
+      pythonVersion ??= env.python ? versionOf(env.python, log) : '';
+      const out: Record<string, string> = { node: process.versions.node };
+      if (pythonVersion) out.python = pythonVersion;
+      return out;
+    },
+
     settled: () => pool.settled(),
   };
 }
@@ -245,4 +254,20 @@ function generalLane(hosts: PackageHosts): { node: string; python: string } {
     node: hosts.npm ? shownUrl(hosts.npm.registry) : `unavailable: ${hosts.missing.npm}`,
     python: hosts.pip ? shownUrl(hosts.pip.index) : `unavailable: ${hosts.missing.pip}`,
   };
+}
+
+/** `x.y.z` from `python3 --version` (asked once, when first wanted); '' if it will not say. */
+function versionOf(python: string, log: NonNullable<LocalRuntimeOptions['log']>): string {
+  try {
+    const out = execFileSync(python, ['--version'], { encoding: 'utf8', timeout: 5_000 });
+    return /(\d+\.\d+\.\d+)/.exec(out)?.[1] ?? '';
+  } catch (err) {
+    // Listed without a version rather than not at all: whether the template runs is apart.
+    log(
+      'python3 --version failed',
+      { err: err instanceof Error ? err.message : String(err) },
+      'warn',
+    );
+    return '';
+  }
 }

@@ -6,7 +6,9 @@ import { durationMs, type Config } from './config/schema.js';
 import { Drain } from './http/drain.js';
 import { buildServer } from './http/server.js';
 import { resolveTls } from './http/tls.js';
+import { createLogger, serviceLog, type LogSetting } from './logging.js';
 import { openStore } from './persistence/open-store.js';
+import { createDeployServices } from './services/compose.js';
 
 export interface Running {
   app: FastifyInstance;
@@ -30,7 +32,7 @@ export class StartCancelled extends Error {
 }
 
 export interface StartOptions {
-  logger?: boolean | { level: string };
+  logger?: LogSetting;
   /** Aborted (a signal during start-up): the start undoes what it did and throws StartCancelled. */
   signal?: AbortSignal;
 }
@@ -47,10 +49,14 @@ export async function startSlipway(config: Config, options: StartOptions = {}): 
     dataDir: config.server.dataDir,
   });
   const drain = new Drain();
+  const logger = createLogger(options.logger ?? { level: 'info' });
   let app: FastifyInstance | undefined;
   let bootstrap: BootstrapResult;
   try {
-    app = await buildServer({ config, store, tls, logger: options.logger, drain });
+    // The composition root: the store, the runtime the config names with the registry and the
+    // services over it, then the HTTP server they are handed to.
+    const deploy = createDeployServices(config, store, serviceLog(logger));
+    app = await buildServer({ config, store, deploy, tls, logger, drain });
     if (cancelled()) throw new StartCancelled();
     bootstrap = ensureBootstrapAdmin(config, store);
     let listening = false;

@@ -1,11 +1,12 @@
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import {
   createServer as createHttpServer,
   type IncomingMessage,
   type ServerResponse,
 } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import { createDeployServices, type DeployServices } from '../services/compose.js';
+import type { Logger } from 'pino';
+import type { DeployServices } from '../services/compose.js';
 import type { Config } from '../config/schema.js';
 import type { Store } from '../persistence/store.js';
 import { authPlugin } from '../auth/plugin.js';
@@ -38,15 +39,18 @@ import { hostGuardPlugin } from './host-guard.js';
 import { oversizePlugin } from './oversize.js';
 import { StreamCap } from './stream-quota.js';
 import { Drain } from './drain.js';
-import { installRequestLog, pathOf } from './request-log.js';
+import { installRequestLog } from './request-log.js';
 import './types.js';
 
 export interface ServerOptions {
   config: Config;
+  /** The store as opened (its ping is the readiness check); routes write through `deploy.store`. */
   store: Store;
+  /** The deploy side, built by the composition root (start.ts). */
+  deploy: DeployServices;
   tls?: TlsMaterial;
-  /** Pino logger settings; false silences it (tests). */
-  logger?: boolean | { level: string };
+  /** The control plane's logger (logging.ts), shared with the services. */
+  logger: Logger;
   /** The listener's clean stop (see drain.ts); the caller runs it. One is made when not given. */
   drain?: Drain;
   /** How often the aggregated `http requests` line is written; tests shorten it. */
@@ -55,15 +59,10 @@ export interface ServerOptions {
 
 /** Builds the control-plane server with every plugin registered; the caller listens. */
 export async function buildServer(options: ServerOptions): Promise<FastifyInstance> {
-  const { config, store } = options;
+  const { config, store, deploy } = options;
   const drain = options.drain ?? new Drain();
-  // Built before fastify: the listener routes app hosts to sandboxes before fastify sees them.
-  const logs: { to?: FastifyBaseLogger } = {};
-  const deploy = createDeployServices(config, store, (level, msg, extra) =>
-    logs.to?.[level](extra ?? {}, msg),
-  );
   const app = Fastify({
-    logger: loggerOptions(options.logger ?? { level: 'info' }),
+    loggerInstance: options.logger,
     bodyLimit: config.server.bodyLimitBytes,
     trustProxy: false,
     // fastify's two info lines per request were most of the log under load: ours go to debug,
@@ -81,9 +80,8 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     // By the time fastify closes, the drain has answered or cut every request (drain.ts): what
     // is left is closed rather than waited for.
     forceCloseConnections: true,
-    serverFactory: (handler) => listenerFor(options.tls, handler, () => deploy, config, drain),
+    serverFactory: (handler) => listenerFor(options.tls, handler, deploy, config, drain),
   }) as unknown as FastifyInstance;
-  logs.to = app.log;
   installRouteTable(app);
   installRequestLog(app, { intervalMs: options.requestLogIntervalMs });
 
@@ -152,7 +150,7 @@ const AGENT_IDENTITY: Identity = {
 function listenerFor(
   tls: TlsMaterial | undefined,
   handler: (req: IncomingMessage, res: ServerResponse) => void,
-  services: () => DeployServices,
+  services: DeployServices,
   config: Config,
   drain: Drain,
 ) {
@@ -161,7 +159,7 @@ function listenerFor(
     delivered(req.socket);
     // Before the app router too: an app host is refused while draining like any other request.
     if (!drain.admit(res)) return;
-    const router = services().router;
+    const { router } = services;
     const name = router.appFor(req);
     if (name === undefined) return handler(req, res);
     router.handle(name, req, res).catch((err: unknown) => router.fail(res, err));
@@ -179,7 +177,7 @@ function listenerFor(
   server.on('upgrade', (req: IncomingMessage, socket, head: Buffer) => {
     delivered(req.socket);
     if (drain.refuseUpgrade(socket)) return;
-    const router = services().router;
+    const { router } = services;
     const name = router.appFor(req);
     if (name !== undefined) {
       router.upgrade(name, req, socket, head).catch(() => socket.destroy());
@@ -198,24 +196,4 @@ function extraHosts(config: Config): string[] {
   const listenHost = config.server.listen.slice(0, config.server.listen.lastIndexOf(':'));
   if (!['', '0.0.0.0', '[::]'].includes(listenHost)) hosts.push(listenHost);
   return hosts;
-}
-
-function loggerOptions(logger: boolean | { level: string }): object | boolean {
-  if (logger === false) return false;
-  const level = logger === true ? 'info' : logger.level;
-  // Credentials never reach the log, whatever route or plugin logs a request: no headers, and no
-  // query string (a share or OAuth token may ride in one).
-  return {
-    level,
-    redact: {
-      paths: ['req.headers.authorization', 'req.headers.cookie', 'headers.authorization'],
-      censor: '[redacted]',
-    },
-    serializers: {
-      req: (req: { method?: string; url?: string }) => ({
-        method: req.method,
-        url: pathOf(req.url ?? ''),
-      }),
-    },
-  };
 }

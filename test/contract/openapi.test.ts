@@ -8,6 +8,8 @@ import { parseConfig } from '../../src/config/load.js';
 import { buildServer } from '../../src/http/server.js';
 import { createMemoryStore } from '../../src/persistence/memory-store.js';
 import type { Store } from '../../src/persistence/store.js';
+import { createLogger, serviceLog } from '../../src/logging.js';
+import { createDeployServices } from '../../src/services/compose.js';
 import {
   collectRefs,
   deref,
@@ -198,7 +200,9 @@ describe('the server serves exactly the operations the spec does not mark pendin
       store: { backend: 'memory' },
     });
     store = createMemoryStore();
-    app = await buildServer({ config, store, logger: false });
+    const logger = createLogger(false);
+    const deploy = createDeployServices(config, store, serviceLog(logger));
+    app = await buildServer({ config, store, deploy, logger });
     await app.ready();
     served = new Set(app.routeTable.list().map((r) => routeKey(r.method, r.url)));
   });

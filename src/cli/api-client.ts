@@ -1,5 +1,6 @@
 import { CliError, EXIT, apiError, parseErrorBody } from './errors.js';
 import type { Credentials } from './credentials.js';
+import type { AppView as ServerAppView } from '../services/app-view.js';
 
 /** JSON calls to the API with the caller's key; every failure becomes a CliError. */
 export class ApiClient {
@@ -64,21 +65,7 @@ export function unreachable(url: string, err: unknown): CliError {
   );
 }
 
-/** An app as GET /v1/apps/{id} shows it (api/openapi.yaml `App`); fields the CLI reads. */
-export interface AppView {
-  app_id: string;
-  name: string;
-  owner: string;
-  phase: string;
-  url?: string;
-  runtime: { lane: string; template: string; build?: string };
-  last_deployed_at: string;
-  reason: string;
-  message: string;
-  live_version: number | null;
-  last_deploy: { version: number; outcome: string; reason?: string; message?: string } | null;
-  env: { name: string }[];
-  status_url?: string;
-}
+/** An app as GET /v1/apps/{id} shows it (api/openapi.yaml `App`), as the server types it. */
+export type AppView = ServerAppView & { status_url?: string };
 
 export const appPath = (app: string): string => `/v1/apps/${encodeURIComponent(app)}`;

@@ -3,18 +3,40 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseConfig } from '../../src/config/load.js';
 import { startSlipway, type Running } from '../../src/start.js';
+import { formatViolations, ResponseValidator, watchServer } from './response-validator.js';
 
 export interface TestServer extends Running {
   dataDir: string;
-  /** Stops the server and removes its data dir. */
+  /** Every response this server sent, checked against api/openapi.yaml. */
+  validator: ResponseValidator;
+  /**
+   * Stops the server and removes its data dir; then throws when a response broke the spec, so a
+   * test whose server sent an undocumented answer fails.
+   */
   stop(): Promise<void>;
 }
+
+export interface TestServerOptions {
+  /** Leave responses unchecked: only for a test that sends undocumented answers on purpose. */
+  validateResponses?: boolean;
+}
+
+/** One compiled spec for every test server of a test file. */
+let sharedValidatorSpec: ResponseValidator | undefined;
+const newValidator = (): ResponseValidator => {
+  sharedValidatorSpec ??= new ResponseValidator();
+  return sharedValidatorSpec.fresh();
+};
 
 type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? DeepPartial<T[K]> : T[K] };
 export type RawConfig = DeepPartial<ReturnType<typeof parseConfig>> & Record<string, unknown>;
 
 /** Starts the real server on a free loopback port with a real SQLite file in a fresh data dir. */
-export async function startTestServer(raw: RawConfig = {}, dataDir?: string): Promise<TestServer> {
+export async function startTestServer(
+  raw: RawConfig = {},
+  dataDir?: string,
+  options: TestServerOptions = {},
+): Promise<TestServer> {
   const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'slipway-test-'));
   const server = (raw.server ?? {}) as Record<string, unknown>;
   const config = parseConfig({
@@ -22,12 +44,23 @@ export async function startTestServer(raw: RawConfig = {}, dataDir?: string): Pr
     server: { listen: '127.0.0.1:0', ...server, dataDir: dir },
   });
   const running = await startSlipway(config, { logger: false });
+  const validator = newValidator();
+  const unwatch =
+    options.validateResponses === false ? () => {} : watchServer(running.app.server, validator);
   return {
     ...running,
     dataDir: dir,
+    validator,
     async stop() {
       await running.close();
+      unwatch();
       if (!dataDir) rmSync(dir, { recursive: true, force: true });
+      if (validator.violations.length > 0) {
+        throw new Error(
+          `responses that break api/openapi.yaml (${validator.violations.length}):\n` +
+            formatViolations(validator.violations),
+        );
+      }
     },
   };
 }

@@ -4,6 +4,7 @@ import { deleteApp, getApp, listApps, resumeApp, suspendApp } from './tools/apps
 import { deployApp } from './tools/deploy.js';
 import { listVersions, rollbackApp } from './tools/history.js';
 import { getAppLogs } from './tools/logs.js';
+import { getPlatformInfo, PLATFORM_URI, registerPlatformResource } from './tools/platform.js';
 import { createShareLink, listShareLinks, revokeShareLink } from './tools/share.js';
 
 /** Every tool, in the order tools/list shows them. */
@@ -20,6 +21,7 @@ export const TOOLS: readonly Tool[] = [
   createShareLink,
   listShareLinks,
   revokeShareLink,
+  getPlatformInfo,
 ];
 
 /**
@@ -30,21 +32,24 @@ export const TOOLS: readonly Tool[] = [
 const MAX_TOOL_INPUT_ELEMENTS = 40_000;
 
 const INSTRUCTIONS =
-  'Slipway deploys web apps from source and gives each a live URL. deploy_app takes the files ' +
-  'of an app and answers within about 10 s; when it fails, its result carries reason, message ' +
-  'and the last log lines: fix the files and deploy again. Apps are yours alone: other ' +
-  "users' apps do not exist for you.";
+  'Slipway deploys web apps from source and gives each a live URL. get_platform_info (or the ' +
+  `resource ${PLATFORM_URI}) says what this server runs. deploy_app takes the files of an app ` +
+  'and answers within about 10 s; when it fails, its result carries reason, message and the ' +
+  'last log lines: fix the files and deploy again. A slower deploy answers with activity and ' +
+  'poll_after_seconds (poll get_app), or send a progressToken for progress notifications. ' +
+  "Apps are yours alone: other users' apps do not exist for you; their URLs are public.";
 
 /** One server per request (stateless transport): it acts as that request's caller only. */
 export function buildMcpServer(ctx: ToolContext, version: string): McpServer {
   const server = new McpServer(
     { name: 'slipway', title: 'Slipway', version },
     {
-      capabilities: { tools: {} },
+      capabilities: { tools: {}, resources: {} },
       instructions: INSTRUCTIONS,
       maxToolInputElements: MAX_TOOL_INPUT_ELEMENTS,
     },
   );
   for (const tool of TOOLS) tool.register(server, ctx);
+  registerPlatformResource(server, ctx.services);
   return server;
 }

@@ -32,8 +32,8 @@ export async function packFiles(
   for (const [rawPath, value] of Object.entries(files)) {
     const path = filePath(rawPath);
     if (entries.has(path)) {
-      throw badRequest(`files: ${quote(rawPath)} names the same file as another key`, {
-        field: `files.${rawPath}`,
+      throw badRequest(`${fileArg(rawPath)} names the same file as another key`, {
+        field: fileArg(rawPath),
       });
     }
     entries.set(path, decode(rawPath, value));
@@ -44,8 +44,8 @@ export async function packFiles(
   for (const path of entries.keys()) {
     const clash = ancestorsOf(path).find((dir) => entries.has(dir));
     if (clash !== undefined) {
-      throw badRequest(`files: ${quote(clash)} is a file, so ${quote(path)} cannot be inside it`, {
-        field: `files.${clash}`,
+      throw badRequest(`${fileArg(clash)} is a file, so ${quote(path)} cannot be inside it`, {
+        field: fileArg(clash),
       });
     }
   }
@@ -81,18 +81,35 @@ function sourceTooLarge(bytes: number, maxBytes: number): AppError {
   );
 }
 
+/** A key of the `files` argument as the agent would write it: `files["src/app.js"]`. */
+export const fileArg = (key: string): string => `files[${quote(key)}]`;
+
+/**
+ * The one folder every file is under (`myapp` for `myapp/package.json` and `myapp/server.js`), if
+ * there is one: the usual reason a files map has no entrypoint at its root.
+ */
+export function topFolderOf(files: Readonly<Record<string, FileContent>>): string | undefined {
+  let folder: string | undefined;
+  for (const parts of Object.keys(files).map(segments)) {
+    if (parts.length < 2 || (folder !== undefined && parts[0] !== folder)) return undefined;
+    folder = parts[0];
+  }
+  return folder;
+}
+
 /** The tar path of a `files` key; the rules of src/sources/paths.ts, worded for a map key. */
 function filePath(raw: string): string {
-  const field = { field: `files.${raw}` };
-  if (raw.includes('\0')) throw badRequest(`files: ${quote(raw)} has a NUL byte`, field);
+  const arg = fileArg(raw);
+  const field = { field: arg };
+  if (raw.includes('\0')) throw badRequest(`${arg} has a NUL byte in its path`, field);
   if (raw.startsWith('/')) {
-    throw badRequest(`files: ${quote(raw)} is absolute; paths must be relative`, field);
+    throw badRequest(`${arg} is absolute; paths must be relative`, field);
   }
   const parts = segments(raw);
   if (parts.includes('..')) {
-    throw badRequest(`files: ${quote(raw)} has a '..' segment; paths must stay inside`, field);
+    throw badRequest(`${arg} has a '..' segment; paths must stay inside`, field);
   }
-  if (parts.length === 0) throw badRequest(`files: ${quote(raw)} names no file`, field);
+  if (parts.length === 0) throw badRequest(`${arg} names no file`, field);
   return parts.join('/');
 }
 
@@ -101,8 +118,8 @@ function decode(path: string, value: FileContent): Buffer {
   if (value.encoding !== 'base64') return Buffer.from(value.content, 'utf8');
   const compact = value.content.replace(/\s+/g, '');
   if (compact.length % 4 !== 0 || !BASE64.test(compact)) {
-    throw badRequest(`files: ${quote(path)} has encoding base64 but its content is not base64`, {
-      field: `files.${path}`,
+    throw badRequest(`${fileArg(path)} has encoding base64 but its content is not base64`, {
+      field: fileArg(path),
     });
   }
   return Buffer.from(compact, 'base64');

@@ -43,10 +43,11 @@ async function handlePost(
     log: (level, msg, extra) => request.log[level](extra ?? {}, msg),
   };
   const server = buildMcpServer(ctx, VERSION);
-  // JSON answers rather than SSE: every tool answers once, and JSON is simpler for any client.
+  // JSON answers, simpler for any client, unless a call asked for progress: notifications need
+  // the response to be an SSE stream, and the transport decides that once, for the whole POST.
   const transport = new StreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
-    enableJsonResponse: true,
+    enableJsonResponse: !asksForProgress(request.body),
     ...rebindingProtection(request),
   });
   // The transport writes the response itself; fastify's onResponse hooks will not run for it.
@@ -70,6 +71,18 @@ async function handlePost(
     res.writeHead(500, { 'content-type': 'application/json' });
     res.end(jsonRpcError(-32603, 'Internal error'));
   }
+}
+
+/** Whether a JSON-RPC message (or a batch) carries `params._meta.progressToken`. */
+export function asksForProgress(body: unknown): boolean {
+  if (Array.isArray(body)) return body.some(asksForProgress);
+  if (typeof body !== 'object' || body === null) return false;
+  const params = (body as { params?: unknown }).params;
+  if (typeof params !== 'object' || params === null) return false;
+  const meta = (params as { _meta?: unknown })._meta;
+  if (typeof meta !== 'object' || meta === null) return false;
+  const token = (meta as { progressToken?: unknown }).progressToken;
+  return typeof token === 'string' || typeof token === 'number';
 }
 
 async function methodNotAllowed(_request: FastifyRequest, reply: FastifyReply) {

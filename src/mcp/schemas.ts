@@ -23,7 +23,41 @@ export const messageField = z
   .string()
   .describe('Human explanation of the Ready condition; when Failed, what went wrong.');
 
-export const urlField = z.string().describe('Live URL of the app; set once it has been live.');
+export const urlField = z
+  .string()
+  .describe('Live URL of the app; only once a version serves (or wakes on the next request).');
+
+export const urlWhenLiveField = z
+  .string()
+  .describe(
+    'The URL the app will have once a version serves; set instead of url while none does. ' +
+      'Apps are public at their URL.',
+  );
+
+/** A failed call's error, in the structured result of the tools that have one (deploy, rollback). */
+export const errorObject = z
+  .object({
+    code: z.string().describe('Machine-readable error code, e.g. deploy_failed or superseded.'),
+    message: z.string().describe('What went wrong, in one line.'),
+    next_step: z.string().describe('What to do about it.'),
+  })
+  .describe('Set when the call failed: what went wrong and what to do next.');
+
+/** What a deploy, rollback or wake that is still going says about itself. */
+export const progressShape = {
+  activity: z
+    .string()
+    .optional()
+    .describe(
+      'While it is still going: what it is doing now (queued, installing dependencies, ' +
+        'building, starting the app).',
+    ),
+  poll_after_seconds: z
+    .number()
+    .int()
+    .optional()
+    .describe('While it is still going: call get_app again after this many seconds.'),
+};
 
 /** The spec's App resource, as GET /v1/apps/{id} returns it (src/services/app-view.ts). */
 export const appShape = {
@@ -32,6 +66,7 @@ export const appShape = {
   owner: z.string().describe('User ID of the owner (e.g. apikey-<name>).'),
   phase: phaseField,
   url: urlField.optional(),
+  url_when_live: urlWhenLiveField.optional(),
   runtime: z
     .object({
       lane: z.string().describe('fast (vendored, no install step) or general (install, slower).'),

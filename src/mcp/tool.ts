@@ -1,13 +1,22 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type {
+  CallToolResult,
+  ServerNotification,
+  ServerRequest,
+  ToolAnnotations,
+} from '@modelcontextprotocol/sdk/types.js';
 import { performance } from 'node:perf_hooks';
 import { z } from 'zod';
 import type { AppRegistry } from '../actors/registry.js';
 import type { Identity } from '../auth/identity.js';
-import { AppError, type ErrorBody } from '../errors.js';
+import { AppError } from '../errors.js';
 import type { Metrics } from '../http/metrics.js';
 import type { AppService } from '../services/app-service.js';
+import type { PlatformInfo } from '../services/platform-info.js';
 import type { ShareService } from '../services/share-links.js';
+import { ERROR_META_KEY, errorSummary, toolError, type ToolError } from './errors.js';
+import type { ProgressSink } from './progress.js';
 
 /** What the tools call: the same services the HTTP routes call, nothing of their own. */
 export interface McpServices {
@@ -15,6 +24,8 @@ export interface McpServices {
   registry: AppRegistry;
   shares: ShareService;
   metrics: Metrics;
+  /** What this installation can run: GET /v1/templates, get_platform_info, slipway://platform. */
+  platform(): PlatformInfo;
   /** `limits.maxSourceBytes`: the cap of a deploy's source, packed or sent as a tarball. */
   maxSourceBytes: number;
 }
@@ -26,15 +37,22 @@ export interface ToolContext {
   log: (level: 'warn' | 'error', msg: string, extra?: object) => void;
 }
 
+/** One tool call: the request's context, and where its progress goes if the caller asked. */
+export interface CallContext extends ToolContext {
+  /** Set when the call carried `_meta.progressToken`: the response is then an SSE stream. */
+  progress?: ProgressSink;
+}
+
 type Out<O extends z.ZodRawShape> = z.output<z.ZodObject<O>>;
 
 /**
  * A failed call that still has a result in the tool's output shape (a deploy that reached Failed):
- * the client gets `isError` with the error body as text, and the structured result beside it.
+ * the client gets `isError` with a one-line summary as text, and the details (logs included, once)
+ * as the structured result.
  */
 export class ToolFailure<T> {
   constructor(
-    readonly error: AppError,
+    readonly error: ToolError,
     readonly structured: T,
   ) {}
 }
@@ -47,7 +65,7 @@ export interface ToolDef<I extends z.ZodRawShape, O extends z.ZodRawShape> {
   input: I;
   output: O;
   annotations: ToolAnnotations;
-  run(args: Out<I>, ctx: ToolContext): Promise<Out<O> | ToolFailure<Out<O>>>;
+  run(args: Out<I>, ctx: CallContext): Promise<Out<O> | ToolFailure<Out<O>>>;
 }
 
 /** A tool with its types erased, ready to register on a per-request server. */
@@ -75,16 +93,35 @@ export function defineTool<I extends z.ZodRawShape, O extends z.ZodRawShape>(
           annotations: def.annotations,
         },
         // The SDK has parsed the arguments with inputSchema before it calls this.
-        (args: unknown) => invoke(def, args as Out<I>, ctx),
+        (args: unknown, extra: Extra) =>
+          invoke(def, args as Out<I>, { ...ctx, progress: progressSink(extra, ctx) }),
       );
     },
+  };
+}
+
+type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+/** Progress notifications for this call, if it carried a token; sent on the call's SSE stream. */
+function progressSink(extra: Extra, ctx: ToolContext): ProgressSink | undefined {
+  const progressToken = extra._meta?.progressToken;
+  if (progressToken === undefined) return undefined;
+  return (update) => {
+    const notification = {
+      method: 'notifications/progress' as const,
+      params: { progressToken, ...update },
+    };
+    // A client gone mid-deploy is no reason to fail the deploy: the result says how it ended.
+    extra.sendNotification(notification).catch((err: unknown) => {
+      ctx.log('warn', 'sending an MCP progress notification failed', { err });
+    });
   };
 }
 
 async function invoke<I extends z.ZodRawShape, O extends z.ZodRawShape>(
   def: ToolDef<I, O>,
   args: Out<I>,
-  ctx: ToolContext,
+  ctx: CallContext,
 ): Promise<CallToolResult> {
   const started = performance.now();
   let outcome = 'ok';
@@ -92,16 +129,16 @@ async function invoke<I extends z.ZodRawShape, O extends z.ZodRawShape>(
     const result = await def.run(args, ctx);
     if (result instanceof ToolFailure) {
       outcome = result.error.code;
-      return errorResult(result.error.toBody(), result.structured);
+      return errorResult(result.error, result.structured);
     }
     return {
       content: [{ type: 'text', text: JSON.stringify(result) }],
       structuredContent: result,
     };
   } catch (err) {
-    const error = asAppError(err, def.name, ctx);
+    const error = toolError(asAppError(err, def.name, ctx), def.name);
     outcome = error.code;
-    return errorResult(error.toBody());
+    return errorResult(error);
   } finally {
     const labels = { tool: def.name, outcome };
     ctx.services.metrics.mcpToolCalls.inc(labels);
@@ -110,13 +147,15 @@ async function invoke<I extends z.ZodRawShape, O extends z.ZodRawShape>(
 }
 
 /**
- * The HTTP error body, as JSON text. Not in structuredContent: clients (the SDK's own) validate
- * structuredContent against the output schema even on an error, and an error body is not that shape.
+ * The summary as text, the error itself in `_meta`. Not in structuredContent unless the tool's
+ * output shape holds it: clients (the SDK's own) validate structuredContent against the output
+ * schema even on an error.
  */
-function errorResult(body: ErrorBody, structured?: Record<string, unknown>): CallToolResult {
+function errorResult(error: ToolError, structured?: Record<string, unknown>): CallToolResult {
   const result: CallToolResult = {
     isError: true,
-    content: [{ type: 'text', text: JSON.stringify(body) }],
+    content: [{ type: 'text', text: errorSummary(error) }],
+    _meta: { [ERROR_META_KEY]: error },
   };
   if (structured !== undefined) result.structuredContent = structured;
   return result;

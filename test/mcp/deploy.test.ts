@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchApp } from '../support/deploy.js';
 import { call, startTestServer, type TestServer } from '../support/server.js';
 import { tarGz } from '../support/tarball.js';
-import { ALICE, API_KEYS, connect, fails, nodeAppFiles, ok } from './support.js';
+import { ALICE, API_KEYS, connect, fails, nodeAppFiles, ok, textOf } from './support.js';
 
 describe('MCP deploy and app tools against real sandboxes', () => {
   let server: TestServer;
@@ -76,7 +76,6 @@ describe('MCP deploy and app tools against real sandboxes', () => {
     expect(error).toMatchObject({
       code: 'deploy_failed',
       message: expect.stringContaining('version 2 is still serving') as unknown,
-      details: { reason: 'NoEntrypoint', live_version: 2 },
     });
     // Refused before any sandbox, the version is still recorded, with Slipway's note about it.
     expect(result.structuredContent).toMatchObject({
@@ -84,6 +83,8 @@ describe('MCP deploy and app tools against real sandboxes', () => {
       phase: 'Ready',
       live_version: 2,
       version: 3,
+      reason: 'NoEntrypoint',
+      error: { code: 'deploy_failed' },
       logs: [
         expect.stringMatching(
           /\[slipway\] version 3 failed: NoEntrypoint: .*; version 2 is still serving$/,
@@ -121,7 +122,7 @@ describe('MCP deploy and app tools against real sandboxes', () => {
     expect((await fetchApp(String(result.url))).body).toContain('from a tarball');
   });
 
-  it('returns a crash at start as a tool error with the log lines, so the agent can fix it', async () => {
+  it('returns a crash at start as a tool error with the log lines once, so the agent can fix it', async () => {
     const { error, result } = await fails(client, 'deploy_app', {
       name: 'crasher',
       files: {
@@ -132,9 +133,13 @@ describe('MCP deploy and app tools against real sandboxes', () => {
     });
     expect(error).toMatchObject({
       code: 'deploy_failed',
-      details: { app_id: 'crasher', phase: 'Failed', reason: 'AppExited' },
+      message: expect.stringMatching(/^deploy of crasher failed: AppExited: /) as unknown,
+      next_step: expect.stringContaining('deploy_app again') as unknown,
     });
-    expect(JSON.stringify(error.details?.logs)).toContain('missing API_URL');
+    // The summary is one line; the app's lines are in logs, and only there.
+    expect(textOf(result)).not.toContain('missing API_URL');
+    const occurrences = JSON.stringify(result).split('missing API_URL').length - 1;
+    expect(occurrences).toBe(1);
     const structured = result.structuredContent as Record<string, unknown>;
     expect(structured).toMatchObject({ app_id: 'crasher', phase: 'Failed', reason: 'AppExited' });
     expect(structured.message).toContain('3');
@@ -149,8 +154,12 @@ describe('MCP deploy and app tools against real sandboxes', () => {
       name: 'notes',
       files: { 'notes.txt': 'nothing to run' },
     });
-    expect(error).toMatchObject({ code: 'deploy_failed', details: { reason: 'NoEntrypoint' } });
-    expect(result.structuredContent).toMatchObject({ phase: 'Failed', logs: [] });
+    expect(error).toMatchObject({ code: 'deploy_failed' });
+    expect(result.structuredContent).toMatchObject({
+      phase: 'Failed',
+      reason: 'NoEntrypoint',
+      logs: [],
+    });
     expect(String((result.structuredContent as { message: string }).message)).toContain(
       'package.json',
     );

@@ -103,13 +103,13 @@ describe('packFiles: a files map to a deterministic tarball', () => {
     const twice = await refusal(() => packFiles({ 'a.js': '1', './a.js': '2' }, MB));
     expect(twice.message).toContain('same file');
     const clash = await refusal(() => packFiles({ lib: '1', 'lib/x.js': '2' }, MB));
-    expect(clash.message).toContain('"lib" is a file');
+    expect(clash.message).toContain('files["lib"] is a file');
   });
 
   it('refuses an empty map and content that is not base64', async () => {
     expect(await refusal(() => packFiles({}, MB))).toMatchObject({ code: 'missing_source' });
     const bad = await refusal(() => packFiles({ x: { content: 'a$b=', encoding: 'base64' } }, MB));
-    expect(bad).toMatchObject({ code: 'bad_request', details: { field: 'files.x' } });
+    expect(bad).toMatchObject({ code: 'bad_request', details: { field: 'files["x"]' } });
   });
 
   it('answers 413 when the packed source is over the cap', async () => {

@@ -58,24 +58,37 @@ export async function ok(
   return result.structuredContent as Record<string, unknown>;
 }
 
-/** Calls a tool, asserting it failed; returns the HTTP-style error body and the raw result. */
+/** The error of a failed call, as `_meta["slipway/error"]` carries it (src/mcp/errors.ts). */
+export interface ToolErrorBody {
+  code: string;
+  message: string;
+  next_step: string;
+  field?: string;
+}
+
+/**
+ * Calls a tool, asserting it failed the way every tool error must: a one-line summary as text
+ * that says what to do next, in the tool's own words (no HTTP `metadata.` fields, no
+ * `status_url`); returns the error and the raw result.
+ */
 export async function fails(
   client: Client,
   name: string,
   args: Record<string, unknown> = {},
-): Promise<
-  { error: { code: string; message: string; details?: Record<string, unknown> } } & {
-    result: ToolResult;
-  }
-> {
+): Promise<{ error: ToolErrorBody; result: ToolResult }> {
   const result = (await client.callTool({ name, arguments: args })) as ToolResult;
   expect(result.isError, `${name} should fail: ${textOf(result)}`).toBe(true);
-  const error = JSON.parse(textOf(result)) as {
-    code: string;
-    message: string;
-    details?: Record<string, unknown>;
-  };
-  expect(error).toMatchObject({ code: expect.any(String), message: expect.any(String) });
+  const error = result._meta?.['slipway/error'] as ToolErrorBody;
+  expect(error).toMatchObject({
+    code: expect.any(String),
+    message: expect.any(String),
+    next_step: expect.stringMatching(/\S/),
+  });
+  const text = textOf(result);
+  expect(text).toBe(`${error.message}: ${error.next_step}`);
+  expect(text).not.toContain('\n');
+  const everything = JSON.stringify(result);
+  expect(everything).not.toMatch(/metadata\.|status_url/);
   return { error, result };
 }
 

@@ -4,8 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestServer, type TestServer } from '../support/server.js';
 import { ALICE, API_KEYS, BOB, connect, fails, nodeAppFiles, ok, type Seen } from './support.js';
 
-/** Every tool of issue 6. */
+/** Every tool of issue 6, and get_platform_info of issue 16. */
 const TOOLS = [
+  'get_platform_info',
   'deploy_app',
   'list_apps',
   'get_app',
@@ -173,9 +174,18 @@ describe('MCP endpoint: tool list, authentication, ownership, bad input', () => 
       files: { ...nodeAppFiles('hi'), 'src/../../up.js': 'x' },
     });
     expect(error.message).toContain('src/../../up.js');
-    expect(error.details).toEqual({ field: 'files.src/../../up.js' });
+    expect(error.field).toBe('files["src/../../up.js"]');
+    expect(error.message).toMatch(/^files\["src\/\.\.\/\.\.\/up\.js"\] /);
     const badName = await fails(alice, 'deploy_app', { name: 'UPPER', files: { a: 'x' } });
-    expect(badName.error.details).toEqual({ field: 'name' });
+    expect(badName.error.field).toBe('name');
+    expect(badName.result.content).toEqual([
+      {
+        type: 'text',
+        text:
+          'name must be lowercase letters, digits and "-", starting and ending with a letter or ' +
+          'digit: fix name and call deploy_app again',
+      },
+    ]);
   });
 
   it('refuses arguments outside the input schema before running the tool', async () => {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { appView } from '../../services/app-view.js';
-import { appIdArg, appObject, appShape } from '../schemas.js';
+import { mcpAppView } from '../app-view.js';
+import { watchDeploy } from '../deploy-outcome.js';
+import { appIdArg, appObject, appShape, progressShape } from '../schemas.js';
 import { defineTool } from '../tool.js';
 
 /** The app tools: the MCP twins of GET/DELETE /v1/apps* and the suspend and resume routes. */
@@ -28,7 +29,7 @@ export const listApps = defineTool({
   annotations: { readOnlyHint: true, openWorldHint: false },
   async run({ limit, offset }, { identity, services }) {
     const page = services.apps.list(identity, { limit, offset });
-    return { items: page.items.map(appView), total: page.total };
+    return { items: page.items.map(mcpAppView), total: page.total };
   },
 });
 
@@ -36,13 +37,14 @@ export const getApp = defineTool({
   name: 'get_app',
   title: 'Get an app',
   description:
-    'Returns one app: its phase, live URL and condition. Use it to poll an app after deploy_app ' +
-    'answered a phase other than Ready or Failed, and to see why an app is Failed.',
+    'Returns one app: its phase, live URL (once a version serves), the version that serves ' +
+    '(live_version) and how the newest deploy went (last_deploy). Use it to poll an app after ' +
+    'deploy_app answered a phase other than Ready or Failed, and to see why an app is Failed.',
   input: { app_id: appIdArg },
   output: appShape,
   annotations: { readOnlyHint: true, openWorldHint: false },
   async run({ app_id }, { identity, services }) {
-    return appView(services.apps.get(identity, app_id));
+    return mcpAppView(services.apps.get(identity, app_id));
   },
 });
 
@@ -74,7 +76,7 @@ export const suspendApp = defineTool({
   output: appShape,
   annotations: { destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async run({ app_id }, { identity, services }) {
-    return appView(await services.apps.suspend(identity, app_id));
+    return mcpAppView(await services.apps.suspend(identity, app_id));
   },
 });
 
@@ -83,11 +85,21 @@ export const resumeApp = defineTool({
   title: 'Resume an app',
   description:
     'Wakes a Suspended app and waits up to about 10 s for it to be Ready; returns the app. ' +
-    'Use it to warm an app before sending traffic; a request to its URL also wakes it.',
+    'Use it to warm an app before sending traffic; a request to its URL also wakes it. Send a ' +
+    'progressToken for progress notifications; if it is still waking, poll get_app.',
   input: { app_id: appIdArg },
-  output: appShape,
+  output: { ...appShape, ...progressShape },
   annotations: { destructiveHint: false, idempotentHint: true, openWorldHint: false },
-  async run({ app_id }, { identity, services }) {
-    return appView(await services.apps.resume(identity, app_id));
+  async run({ app_id }, ctx) {
+    // Ownership first: another owner's app is not found, and nothing of it is watched.
+    ctx.services.apps.get(ctx.identity, app_id);
+    const watch = watchDeploy(ctx, app_id, 'resume');
+    try {
+      const app = mcpAppView(await ctx.services.apps.resume(ctx.identity, app_id));
+      if (app.phase === 'Ready' || app.phase === 'Failed' || app.phase === 'Suspended') return app;
+      return { ...app, activity: watch.activity, poll_after_seconds: 3 };
+    } finally {
+      watch.stop();
+    }
   },
 });

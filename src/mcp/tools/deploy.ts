@@ -1,11 +1,19 @@
 import { z } from 'zod';
 import { AppError } from '../../errors.js';
-import { deployFailure } from '../../services/deploy-failure.js';
+import type { AppRecord } from '../../persistence/store.js';
 import { validateMetadata } from '../../services/deploy-metadata.js';
-import { decodeTarball, packFiles } from '../pack-files.js';
-import { messageField, phaseField, reasonField, urlField } from '../schemas.js';
+import { laneOf, reportDeploy, watchDeploy } from '../deploy-outcome.js';
+import { decodeTarball, packFiles, topFolderOf } from '../pack-files.js';
+import {
+  errorObject,
+  messageField,
+  phaseField,
+  progressShape,
+  reasonField,
+  urlField,
+  urlWhenLiveField,
+} from '../schemas.js';
 import { defineTool, ToolFailure } from '../tool.js';
-import { FAILURE_LOG_LINES, lastLogLines } from './logs.js';
 
 const fileContent = z.union([
   z.string().describe('The file content as UTF-8 text.'),
@@ -24,6 +32,7 @@ const output = {
   app_id: z.string().describe('The app ID (its name); pass it to the other tools.'),
   phase: phaseField,
   url: urlField.optional(),
+  url_when_live: urlWhenLiveField.optional(),
   reason: reasonField,
   message: messageField,
   version: z
@@ -31,17 +40,28 @@ const output = {
     .int()
     .optional()
     .describe('Version number this deploy created in the history (see list_versions).'),
+  lane: z
+    .string()
+    .optional()
+    .describe('Lane of this version: fast (runs as is) or general (installs and builds first).'),
   live_version: z
     .number()
     .int()
     .optional()
-    .describe(
-      'On a failed redeploy: the earlier version that is still serving (phase stays Ready).',
-    ),
+    .describe('The version that serves now; on a failed redeploy, the earlier one still serving.'),
+  ...progressShape,
+  superseded_by: z
+    .number()
+    .int()
+    .optional()
+    .describe('Set when a newer deploy came before this version served: that newer version.'),
   logs: z
     .array(z.string())
     .optional()
-    .describe('On failure: the last log lines of the app, "<time> <text>", to find the cause.'),
+    .describe(
+      'On failure: the last log lines of this version, "<time> <text>", to find the cause.',
+    ),
+  error: errorObject.optional(),
 };
 type Output = z.output<z.ZodObject<typeof output>>;
 
@@ -55,8 +75,9 @@ export const deployApp = defineTool({
     'app.py, main.py or server.py. Apps must listen on the PORT environment variable. Waits up to ' +
     'about 10 s: phase Ready comes with url; a failure comes as an error with reason, message and ' +
     'logs to fix and deploy again. A failed redeploy never takes the app down: the version that ' +
-    'served keeps serving (live_version says which). Any other phase means still starting: poll ' +
-    'get_app.',
+    'served keeps serving (live_version says which). A slower deploy (an install or build on the ' +
+    'general lane) answers with activity and poll_after_seconds: poll get_app then, or send a ' +
+    'progressToken to get progress notifications until it is live.',
   input: {
     name: z
       .string()
@@ -124,19 +145,26 @@ export const deployApp = defineTool({
     // The validator of POST /v1/deploy, on the same field names: same codes, same messages.
     const metadata = validateMetadata({ name, runtime, env, egress, ttl });
     const source = await sourceOf(args, ctx.services.maxSourceBytes);
-    const { app, version } = await ctx.services.apps.deploy(ctx.identity, metadata, source);
-    const logs = lastLogLines(ctx.services.registry, app.id, FAILURE_LOG_LINES, version);
-    const failed = deployFailure(app, version, logs);
-    if (failed) return failure(failed, version);
-    const result: Output = {
-      app_id: app.id,
-      phase: app.phase,
-      reason: app.reason,
-      message: app.message,
-      version,
-    };
-    if (app.phase === 'Ready' && app.url) result.url = app.url;
-    return result;
+    const watch = watchDeploy(ctx, name, 'deploy');
+    let outcome: { app: AppRecord; version: number };
+    try {
+      outcome = await ctx.services.apps.deploy(ctx.identity, metadata, source);
+    } finally {
+      watch.stop();
+    }
+    const folder = args.files === undefined ? undefined : topFolderOf(args.files);
+    const step =
+      folder === undefined
+        ? 'read logs and message, fix the files and call deploy_app again'
+        : `every file is under "${folder}/", but Slipway looks for package.json, index.html or ` +
+          `app.py at the root: drop the "${folder}/" prefix from the keys of files and call ` +
+          'deploy_app again';
+    const { report, error } = reportDeploy(ctx, 'deploy_app', outcome, watch, step);
+    const result: Output = { app_id: outcome.app.id, ...report };
+    // A deleted app has no versions left to read the lane from.
+    const lane = watch.deleted ? undefined : laneOf(ctx, outcome.app.id, outcome.version);
+    if (lane !== undefined) result.lane = lane;
+    return error ? new ToolFailure(error, result) : result;
   },
 });
 
@@ -150,23 +178,4 @@ async function sourceOf(
   if (args.files !== undefined) return packFiles(args.files, maxBytes);
   if (args.tarball_base64 !== undefined) return decodeTarball(args.tarball_base64, maxBytes);
   throw new AppError(400, 'missing_source', 'the source is required: send files or tarball_base64');
-}
-
-/** The deploy_failed error body as text, and the same diagnosis in the tool's output shape. */
-function failure(error: AppError, version?: number): ToolFailure<Output> {
-  const details = error.details ?? {};
-  const text = (key: string): string => (typeof details[key] === 'string' ? details[key] : '');
-  // A version refused before any sandbox existed has only Slipway's note about it, if that.
-  const logs = Array.isArray(details.logs) ? details.logs.map(String) : [];
-  const structured: Output = {
-    app_id: text('app_id'),
-    // Ready when an earlier version still serves (blue/green), else Failed.
-    phase: text('phase') || 'Failed',
-    reason: text('reason'),
-    message: text('message'),
-    logs,
-  };
-  if (version !== undefined) structured.version = version;
-  if (typeof details.live_version === 'number') structured.live_version = details.live_version;
-  return new ToolFailure(error, structured);
 }

@@ -1,9 +1,8 @@
 import { z } from 'zod';
-import { deployFailure } from '../../services/deploy-failure.js';
-import { appView } from '../../services/app-view.js';
-import { appIdArg, appShape } from '../schemas.js';
+import { mcpAppView } from '../app-view.js';
+import { reportDeploy, watchDeploy } from '../deploy-outcome.js';
+import { appIdArg, appShape, errorObject, progressShape } from '../schemas.js';
 import { defineTool, ToolFailure } from '../tool.js';
-import { FAILURE_LOG_LINES, lastLogLines } from './logs.js';
 
 /** The history tools: the MCP twins of GET /v1/apps/{id}/versions and POST .../rollback. */
 
@@ -63,10 +62,19 @@ export const listVersions = defineTool({
 const rollbackOutput = {
   ...appShape,
   version: z.number().int().describe('The new version the rollback created at the head.'),
+  ...progressShape,
+  superseded_by: z
+    .number()
+    .int()
+    .optional()
+    .describe('Set when a newer deploy came before this version served: that newer version.'),
   logs: z
     .array(z.string())
     .optional()
-    .describe('On failure: the last log lines of the app, "<time> <text>", to find the cause.'),
+    .describe(
+      'On failure: the last log lines of this version, "<time> <text>", to find the cause.',
+    ),
+  error: errorObject.optional(),
 };
 
 export const rollbackApp = defineTool({
@@ -76,7 +84,8 @@ export const rollbackApp = defineTool({
     "Redeploys an earlier version's whole release (source, env, runtime, egress, ttl) as a new " +
     'version at the head of the history (history is never rewritten) and waits up to about 10 s. ' +
     'Use it when a deploy broke the app. Answers like deploy_app: Ready with url, a failure as an ' +
-    'error with logs (the version that served keeps serving), else poll get_app.',
+    'error with logs (the version that served keeps serving), else activity and ' +
+    'poll_after_seconds: poll get_app then. Send a progressToken for progress notifications.',
   input: {
     app_id: appIdArg,
     // Any integer, as over HTTP: one not in the history is the service's `unknown_version`.
@@ -84,11 +93,21 @@ export const rollbackApp = defineTool({
   },
   output: rollbackOutput,
   annotations: { destructiveHint: false, idempotentHint: false, openWorldHint: false },
-  async run({ app_id, version }, { identity, services }) {
-    const outcome = await services.apps.rollback(identity, app_id, version);
-    const view = { ...appView(outcome.app), version: outcome.version };
-    const logs = lastLogLines(services.registry, app_id, FAILURE_LOG_LINES, outcome.version);
-    const failure = deployFailure(outcome.app, outcome.version, logs);
-    return failure ? new ToolFailure(failure, { ...view, logs }) : view;
+  async run({ app_id, version }, ctx) {
+    // Ownership first: another owner's app is not found, and nothing of it is watched.
+    ctx.services.apps.get(ctx.identity, app_id);
+    const watch = watchDeploy(ctx, app_id, 'deploy');
+    let outcome;
+    try {
+      outcome = await ctx.services.apps.rollback(ctx.identity, app_id, version);
+    } finally {
+      watch.stop();
+    }
+    const step =
+      'read logs and message; list_versions shows the versions that served: roll back to ' +
+      'another one, or deploy a fix with deploy_app';
+    const { report, error } = reportDeploy(ctx, 'rollback_app', outcome, watch, step);
+    const result = { ...mcpAppView(outcome.app), ...report };
+    return error ? new ToolFailure(error, result) : result;
   },
 });

@@ -1,0 +1,16 @@
+import type { AppRecord } from '../persistence/store.js';
+import { appView, type AppView } from '../services/app-view.js';
+
+/** The App resource as the tools show it: GET /v1/apps/{id}'s, with url only where it answers. */
+export type McpAppView = Omit<AppView, 'url'> & { url?: string; url_when_live?: string };
+
+/**
+ * The row knows the app's URL from its first deploy on; an agent handed that URL before anything
+ * serves would open a page that fails. So `url` only once a version serves (or wakes on the next
+ * request: live_version is set), and `url_when_live` says where it will be meanwhile.
+ */
+export function mcpAppView(app: AppRecord): McpAppView {
+  const { url, ...view } = appView(app);
+  if (url === undefined) return view;
+  return view.live_version === null ? { ...view, url_when_live: url } : { ...view, url };
+}

@@ -1,0 +1,111 @@
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { z } from 'zod';
+import type { PlatformInfo } from '../../services/platform-info.js';
+import { defineTool, type McpServices } from '../tool.js';
+
+/** get_platform_info and the slipway://platform resource: GET /v1/templates, for agents. */
+
+export const PLATFORM_URI = 'slipway://platform';
+
+const availability = {
+  available: z.boolean().describe('Whether deploys can use it on this server.'),
+  reason: z.string().optional().describe('When not available: why.'),
+};
+
+const output = {
+  backend: z.string().describe('The runtime backend of this server, e.g. local.'),
+  templates: z
+    .array(
+      z.object({
+        name: z.string().describe('static, node or python (runtime.template of deploy_app).'),
+        ...availability,
+        lanes: z
+          .array(z.object({ name: z.string().describe('fast or general.'), ...availability }))
+          .describe('fast runs the source as is; general installs and builds it first.'),
+      }),
+    )
+    .describe('The templates, each with its lanes and whether they are available here.'),
+  runtimes: z
+    .record(z.string(), z.string())
+    .describe('Versions of the runtimes apps run on, e.g. node and python.'),
+  limits: z
+    .object({
+      maxSourceBytes: z.number().int().describe('Largest source, packed and gzipped, in bytes.'),
+      maxUnpackedBytes: z.number().int().describe('Largest source once unpacked, in bytes.'),
+      maxEntries: z.number().int().describe('Most files and folders in one source.'),
+      maxAppsPerOwner: z.number().int().describe('Most apps one owner may have.'),
+      maxAppsPerDepartment: z.number().int().describe('Most apps per department; 0: no limit.'),
+    })
+    .describe('Limits of this server.'),
+  names: z
+    .object({
+      pattern: z.string().describe('Regular expression an app name must match.'),
+      maxLength: z.number().int().describe('Longest app name.'),
+    })
+    .describe('What a deploy_app name may be.'),
+  apps: z
+    .object({
+      domain: z.string().describe('The domain app URLs are under.'),
+      urlPattern: z.string().describe('An app URL, with {name} in place of the app name.'),
+      defaultTtl: z.string().describe('Idle time before an app is suspended, unless ttl says.'),
+    })
+    .describe('Where apps live.'),
+  app_urls: z.string().describe('Who can open an app at its URL.'),
+  waiting: z.string().describe('How to wait for a deploy that takes longer than its call.'),
+};
+
+const APP_URLS =
+  'public: anyone who has the URL can open an app (apps are not private yet); share links ' +
+  '(create_share_link) add a page with an optional password that shows the app.';
+
+const WAITING =
+  'deploy_app, rollback_app and resume_app wait about 10 s. A slower deploy (an install or ' +
+  'build on the general lane) answers with phase, activity and poll_after_seconds: call get_app ' +
+  'after that many seconds until phase is Ready (url set) or Failed (reason, message, ' +
+  'get_app_logs). Or send a progressToken in the call: progress notifications (queued, ' +
+  'installing dependencies, building, starting the app, serving) come until the result.';
+
+type Output = z.output<z.ZodObject<typeof output>>;
+
+/** The platform as agents read it: the data of GET /v1/templates, plus what it means for them. */
+export function platformView(info: PlatformInfo): Output {
+  return { ...info, app_urls: APP_URLS, waiting: WAITING };
+}
+
+export const getPlatformInfo = defineTool({
+  name: 'get_platform_info',
+  title: 'What this platform runs',
+  description:
+    'Returns what this server can run: templates (static, node, python) and their lanes, which ' +
+    'are available here and why not, runtime versions, size and name limits, the app URL ' +
+    'pattern, that app URLs are public, and how to wait for a slow deploy. Call it before a ' +
+    `first deploy_app instead of guessing. Also readable as the resource ${PLATFORM_URI}.`,
+  input: {},
+  output,
+  annotations: { readOnlyHint: true, openWorldHint: false },
+  async run(_args, { services }) {
+    return platformView(services.platform());
+  },
+});
+
+/** The same data as a resource, for clients that read context rather than call tools. */
+export function registerPlatformResource(server: McpServer, services: McpServices): void {
+  server.registerResource(
+    'platform',
+    PLATFORM_URI,
+    {
+      title: 'What this platform runs',
+      description: 'The same as the get_platform_info tool: templates, lanes, limits, URLs.',
+      mimeType: 'application/json',
+    },
+    async (uri) => ({
+      contents: [
+        {
+          uri: uri.href,
+          mimeType: 'application/json',
+          text: JSON.stringify(platformView(services.platform())),
+        },
+      ],
+    }),
+  );
+}

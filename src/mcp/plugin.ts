@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { requireIdentity } from '../auth/guards.js';
 import { loopbackHostValues } from '../http/host-guard.js';
 import { buildMcpServer } from './mcp-server.js';
+import { explainSdkErrors } from './sdk-errors.js';
 import type { McpServices, ToolContext } from './tool.js';
 
 const VERSION = (
@@ -50,6 +51,7 @@ async function handlePost(
     enableJsonResponse: !asksForProgress(request.body),
     ...rebindingProtection(request),
   });
+  explainSdkErrors(transport);
   // The transport writes the response itself; fastify's onResponse hooks will not run for it.
   reply.hijack();
   const res = reply.raw;

@@ -188,11 +188,16 @@ describe('MCP endpoint: tool list, authentication, ownership, bad input', () => 
     ]);
   });
 
-  it('refuses arguments outside the input schema before running the tool', async () => {
-    const result = await alice.callTool({ name: 'get_app', arguments: { app_id: 'Not An Id' } });
-    expect(result.isError).toBe(true);
-    const extra = await alice.callTool({ name: 'list_apps', arguments: { owner: 'someone' } });
-    expect(extra.isError).toBe(true);
+  it('refuses arguments outside the input schema before running the tool, saying what to do', async () => {
+    const { error } = await fails(alice, 'get_app', { app_id: 'Not An Id' });
+    expect(error).toMatchObject({ code: 'invalid_arguments', field: 'app_id' });
+    expect(error.next_step).toContain('input schema of get_app');
+    const extra = await fails(alice, 'list_apps', { owner: 'someone' });
+    expect(extra.error.message).toContain('owner');
+    const env = await fails(alice, 'deploy_app', { name: 'x', files: {}, env: [{ name: 'A' }] });
+    expect(env.error.field).toBe('env[0].value');
+    const unknown = await fails(alice, 'no_such_tool', {});
+    expect(unknown.error).toMatchObject({ code: 'unknown_tool' });
   });
 });
 

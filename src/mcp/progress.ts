@@ -136,6 +136,7 @@ export class DeployWatch {
       return;
     }
     if (this.stage !== 'installing' && this.stage !== 'building') return;
+    if (text.trim() === '') return;
     const now = Date.now();
     if (now - this.lastDetailAt < DETAIL_INTERVAL_MS) return;
     this.lastDetailAt = now;

@@ -74,6 +74,7 @@ describe('DeployWatch: progress of one deploy from its events and log lines', ()
     registry.note(3, 'version 3 starting');
     registry.note(3, 'version 3 building: installing its dependencies');
     registry.line(3, '[install] $ npm ci');
+    registry.line(3, '[install] ');
     registry.line(3, '[install] added 1 package in 1s');
     registry.line(3, '[install] $ npm run build');
     registry.note(3, 'version 3 installed in 2.0 s (npm ci, npm run build)');

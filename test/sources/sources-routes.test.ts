@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { installErrorHandlers } from '../../src/http/errors.js';
+import { methodGuardPlugin } from '../../src/http/method-guard.js';
 import { sourcesRoutes } from '../../src/http/sources-routes.js';
 import { createDiskSourceStore } from '../../src/sources/disk-source-store.js';
 import { mintSourceKey } from '../../src/sources/keys.js';
@@ -24,6 +25,8 @@ beforeEach(async () => {
   await store.put(key, blob);
   app = Fastify({ logger: false });
   installErrorHandlers(app);
+  // As in the server: the method guard answers other methods on the route's path.
+  await app.register(methodGuardPlugin);
   await app.register(sourcesRoutes(store));
   await app.ready();
 });

@@ -68,7 +68,8 @@ export function reportDeploy(
     const error = {
       code: 'app_deleted',
       message,
-      next_step: `call ${tool} again to bring it back`,
+      // Its history went with it: only a deploy brings it back, whichever tool this was.
+      next_step: 'call deploy_app again to bring it back',
     };
     return overtaken({ version, phase: 'Deleted', reason: 'Deleted', message }, error);
   }
@@ -79,8 +80,8 @@ export function reportDeploy(
       code: 'superseded',
       message,
       next_step:
-        `version ${head} is deploying instead: get_app follows it; deploy again if your ` +
-        'files must be the ones that serve',
+        `version ${head} is deploying instead: get_app follows it; call ${tool} again if ` +
+        `version ${version}'s release must be the one that serves`,
     };
     const report = { ...base, phase: app.phase, reason: 'Superseded', message };
     return overtaken({ ...report, superseded_by: head }, error);

@@ -135,6 +135,28 @@ describe('MCP for agents (issue 16)', () => {
     expect(messages.some((m) => m?.startsWith('starting the app: woke'))).toBe(true);
   });
 
+  it("carries a failed rollback's log lines once, in logs", async () => {
+    const broken = await fails(client, 'deploy_app', {
+      name: 'progress',
+      files: {
+        'package.json': JSON.stringify({ name: 'broken', main: 'server.js' }),
+        'server.js': 'console.error("BROKEN-" + "MARK"); process.exit(2);',
+      },
+    });
+    expect(broken.result.structuredContent).toMatchObject({ version: 4, live_version: 3 });
+    const { error, result } = await fails(client, 'rollback_app', {
+      app_id: 'progress',
+      version: 4,
+    });
+    expect(error.code).toBe('deploy_failed');
+    expect(error.next_step).toContain('list_versions');
+    const structured = result.structuredContent as { logs: string[]; last_deploy: unknown };
+    expect(structured).toMatchObject({ version: 5, live_version: 3, reason: 'AppExited' });
+    expect(structured.logs.filter((line) => line.includes('BROKEN-MARK'))).toHaveLength(1);
+    expect(JSON.stringify(result).split('BROKEN-MARK').length - 1).toBe(1);
+    expect(structured.last_deploy).toMatchObject({ version: 5, outcome: 'Failed' });
+  });
+
   it('tells what the platform runs, as a tool and as a resource, from GET /v1/templates', async () => {
     const http = await call(server.baseURL, '/v1/templates', { token: ALICE });
     expect(http.status).toBe(200);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { mcpAppView } from '../app-view.js';
+import { mcpAppView, withoutLogLines } from '../app-view.js';
 import { reportDeploy, watchDeploy } from '../deploy-outcome.js';
 import { appIdArg, appShape, errorObject, progressShape } from '../schemas.js';
 import { defineTool, ToolFailure } from '../tool.js';
@@ -107,7 +107,8 @@ export const rollbackApp = defineTool({
       'read logs and message; list_versions shows the versions that served: roll back to ' +
       'another one, or deploy a fix with deploy_app';
     const { report, error } = reportDeploy(ctx, 'rollback_app', outcome, watch, step);
-    const result = { ...mcpAppView(outcome.app), ...report };
-    return error ? new ToolFailure(error, result) : result;
+    const view = mcpAppView(outcome.app);
+    if (!error) return { ...view, ...report };
+    return new ToolFailure(error, { ...withoutLogLines(view), ...report });
   },
 });

@@ -86,14 +86,15 @@ describe('the response validator of the test harness', () => {
     expect(v.violations[0]?.problem).toMatch(/kind/);
   });
 
-  it('skips what the spec does not describe: unknown paths, app hosts, HEAD', () => {
+  it('skips what the spec does not describe: successes of unknown paths, HEAD', () => {
     const v = validator.fresh();
+    const css = Buffer.from('body{}');
     v.check({
       method: 'GET',
-      url: '/nowhere',
-      status: 404,
-      contentType: 'text/plain',
-      body: json(1),
+      url: '/api/docs/static/x.css',
+      status: 200,
+      contentType: 'text/css',
+      body: css,
     });
     v.check({
       method: 'HEAD',
@@ -104,6 +105,52 @@ describe('the response validator of the test harness', () => {
     });
     expect(v.violations).toEqual([]);
     expect(v.checked).toBe(0);
+  });
+
+  it('holds unknown paths and wrong methods to the error envelope and the 405', () => {
+    const v = validator.fresh();
+    const envelope = json({ code: 'method_not_allowed', message: 'use GET' });
+    v.check({
+      method: 'POST',
+      url: '/healthz',
+      status: 405,
+      contentType: 'application/json',
+      body: envelope,
+    });
+    v.check({
+      method: 'GET',
+      url: '/nowhere',
+      status: 404,
+      contentType: 'application/json',
+      body: json({ code: 'not_found', message: 'no route' }),
+    });
+    expect(v.violations).toEqual([]);
+    v.check({
+      method: 'GET',
+      url: '/nowhere',
+      status: 404,
+      contentType: 'text/plain',
+      body: Buffer.from('no'),
+    });
+    v.check({
+      method: 'POST',
+      url: '/healthz',
+      status: 404,
+      contentType: 'application/json',
+      body: envelope,
+    });
+    v.check({
+      method: 'PUT',
+      url: '/v1/apps',
+      status: 405,
+      contentType: 'application/json',
+      body: json({ error: 'no' }),
+    });
+    expect(v.violations.map((x) => `${x.method} ${x.path} ${x.status}`)).toEqual([
+      'GET /nowhere 404',
+      'POST /healthz 404',
+      'PUT /v1/apps 405',
+    ]);
   });
 });
 

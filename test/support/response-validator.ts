@@ -7,8 +7,9 @@
  * Skipped, because the spec cannot or does not describe them:
  * - requests to an app host (`<name>.<apps domain>`) or any host that is not an IP literal or
  *   `localhost`: they are the apps' answers, or the foreign-host refusal of a rebinding test;
- * - paths no operation matches (the 404 of an unknown path), and methods no operation of a known
- *   path names (the 405 with `Allow` the API description documents once for all paths);
+ * - successes of paths no operation matches (Swagger UI's assets); their errors (the 404 of an
+ *   unknown path, the 405 of a method a known path does not take, which the API description
+ *   documents once for all paths) are checked against the `Error` envelope;
  * - HEAD bodies (there are none) and WebSocket upgrades (not an HTTP response);
  * - bodies of non-JSON media types (HTML share page, Swagger UI, YAML, tarballs, metrics): only
  *   their status and content type are checked.
@@ -107,7 +108,8 @@ export class ResponseValidator {
     const path = seen.url.split('?')[0] ?? seen.url;
     const method = seen.method.toUpperCase();
     const route = this.routes.find((r) => r.method === method && r.pattern.test(path));
-    if (!route || method === 'HEAD') return [];
+    if (method === 'HEAD') return [];
+    if (!route) return this.checkUnrouted(method, path, seen);
     this.checked++;
     const found: Violation[] = [];
     const fail = (problem: string): void => {
@@ -141,6 +143,31 @@ export class ResponseValidator {
       this.validateJson(`${pointer}/content/${escapePointer(type)}/schema`, seen.body, fail);
     } else if (type === 'text/event-stream') {
       this.validateFrames(route.pointer, seen.body, fail);
+    }
+    this.violations.push(...found);
+    return found;
+  }
+
+  /**
+   * A request no operation names: the API description promises a 405 with `Allow` for another
+   * method of a known path and the error envelope for any refusal; what else an unknown path
+   * answers (Swagger UI's assets) the spec does not describe.
+   */
+  private checkUnrouted(method: string, path: string, seen: SeenResponse): Violation[] {
+    if (seen.status < 400) return [];
+    const known = this.routes.find((r) => r.pattern.test(path));
+    this.checked++;
+    const found: Violation[] = [];
+    const fail = (problem: string): void => {
+      found.push({ method, path: known?.template ?? path, status: seen.status, problem });
+    };
+    const type = (seen.contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+    if (known && seen.status !== 405) {
+      fail(`${method} is not an operation of ${known.template}, so it must be 405`);
+    } else if (type !== 'application/json') {
+      fail(`an error answered as ${type || 'untyped'}, not the JSON error envelope`);
+    } else {
+      this.validateJson('#/components/schemas/Error', seen.body, fail);
     }
     this.violations.push(...found);
     return found;

@@ -187,11 +187,22 @@ function serviceIdentity(
 
 const sha256 = (text: string): Buffer => createHash('sha256').update(text).digest();
 
-/** RFC 6750 challenge; in modes with resource metadata it points MCP clients at RFC 9728 metadata. */
+/**
+ * RFC 6750 challenge; in modes with resource metadata it points MCP clients at RFC 9728 metadata.
+ * On /mcp it names the metadata of the /mcp resource itself, with its scopes: an MCP client asks
+ * its authorization server for a token for that resource (MCP authorization spec).
+ */
 function challenge(mode: AuthMode, baseURL: string | undefined, request: FastifyRequest): string {
-  if (!mode.protectedResource) return 'Bearer';
-  return `Bearer resource_metadata="${publicBaseURL(baseURL, request)}/.well-known/oauth-protected-resource"`;
+  const info = mode.protectedResource;
+  if (!info) return 'Bearer';
+  const metadata = `${publicBaseURL(baseURL, request)}/.well-known/oauth-protected-resource`;
+  if (!isMcpRoute(request)) return `Bearer resource_metadata="${metadata}"`;
+  const scope = info.scopes.length > 0 ? `, scope="${info.scopes.join(' ')}"` : '';
+  return `Bearer resource_metadata="${metadata}/mcp"${scope}`;
 }
+
+const isMcpRoute = (request: FastifyRequest): boolean =>
+  request.routeOptions.url === '/mcp' || request.routeOptions.url === '/mcp/';
 
 /** `server.baseURL`, else the URL the caller used (Host restricted to host characters). */
 export function publicBaseURL(baseURL: string | undefined, request: FastifyRequest): string {

@@ -7,6 +7,14 @@ const duration = z
   .refine((v) => parseDuration(v) !== undefined, 'must be a duration such as 30s, 5m or 1h30m')
   .refine((v) => (parseDuration(v) ?? 0) >= 0, 'must not be negative');
 
+/** A web origin exactly as a browser sends it in `Origin`, e.g. `https://app.example.com:8443`. */
+const origin = z
+  .string()
+  .refine(
+    (v) => URL.canParse(v) && /^https?:$/.test(new URL(v).protocol) && new URL(v).origin === v,
+    'must be an origin such as https://app.example.com: http(s), host and port only, lower case, no path or trailing slash',
+  );
+
 const apiKeyEntry = z.strictObject({
   key: z.string().min(1, 'must not be empty'),
   name: z
@@ -98,6 +106,15 @@ export const configSchema = z.strictObject({
         .default(50 * 1024 * 1024),
       maxAppsPerOwner: z.number().int().nonnegative().default(0),
       maxAppsPerDepartment: z.number().int().nonnegative().default(0),
+    })
+    .prefault({}),
+  mcp: z
+    .strictObject({
+      /**
+       * Origins of browser-based MCP clients allowed to call /mcp (CORS); any other Origin is
+       * refused there. Written as a browser sends them: scheme, host and port only.
+       */
+      allowedOrigins: z.array(origin).default([]),
     })
     .prefault({}),
   store: z

@@ -51,5 +51,12 @@ export function buildMcpServer(ctx: ToolContext, version: string): McpServer {
   );
   for (const tool of TOOLS) tool.register(server, ctx);
   registerPlatformResource(server, ctx.services);
+  // Registering a tool or resource makes the SDK advertise `listChanged: true`, a promise of
+  // notifications when the lists change. A stateless server has no stream to send them on, and
+  // its lists never change: the key is dropped (undefined does not survive JSON).
+  server.server.registerCapabilities({
+    tools: { listChanged: undefined },
+    resources: { listChanged: undefined },
+  });
   return server;
 }

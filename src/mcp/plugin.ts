@@ -1,9 +1,9 @@
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { readFileSync } from 'node:fs';
 import { requireIdentity } from '../auth/guards.js';
-import { loopbackHostValues } from '../http/host-guard.js';
 import { buildMcpServer } from './mcp-server.js';
+import { corsHeaders, originKind, preflightHeaders } from './origin.js';
 import { explainSdkErrors } from './sdk-errors.js';
 import type { McpServices, ToolContext } from './tool.js';
 
@@ -20,23 +20,98 @@ const PATHS = ['/mcp', '/mcp/'] as const;
  * server and transport, bound to the caller the auth hook identified (it guards /mcp like /v1 and
  * answers 401 with its WWW-Authenticate challenge before this runs). Stateless, so there is no
  * session to stream to (GET) or to end (DELETE): both answer 405, which MCP clients expect.
+ * Browser-based clients are served from the origins in `mcp.allowedOrigins` (CORS) or their own.
  */
 export function mcpRoutes(services: McpServices) {
   // A deploy may carry its source as base64: room for the largest allowed source, plus the rest.
   const bodyLimit = Math.ceil(services.maxSourceBytes / 3) * 4 + 1024 * 1024;
   return async function routes(app: FastifyInstance): Promise<void> {
+    const listed = new Set(app.config.mcp.allowedOrigins);
+    // A preflight carries no credentials (Fetch spec), so it cannot pass bearer auth; it runs no
+    // tool, and the route below answers it from the allow-list alone.
+    app.auth.exempt(
+      (request) => request.method === 'OPTIONS' && isMcpPath(request.routeOptions.url),
+    );
+    // Registered in this plugin: they guard and decorate the /mcp routes only.
+    app.addHook('onRequest', async (request, reply) => {
+      if (request.method === 'OPTIONS' || originKind(request, listed) !== 'foreign') return;
+      return reply
+        .status(403)
+        .type('application/json')
+        .send(jsonRpcError(-32000, `Forbidden: ${foreignOriginMessage(request)}`));
+    });
+    app.addHook('onSend', async (request, reply) => {
+      void reply.headers(originHeaders(request, listed));
+    });
+    app.setErrorHandler(parseErrors);
     for (const url of PATHS) {
-      app.post(url, { bodyLimit }, (request, reply) => handlePost(services, request, reply));
+      app.post(url, { bodyLimit }, (request, reply) =>
+        handlePost(services, request, reply, listed),
+      );
       app.get(url, methodNotAllowed);
       app.delete(url, methodNotAllowed);
+      app.options(url, (request, reply) => preflight(request, reply, listed));
     }
   };
+}
+
+const isMcpPath = (url: string | undefined): boolean => PATHS.some((path) => path === url);
+
+/** `Vary: Origin` always (the answer depends on it); the CORS headers for an allowed origin. */
+function originHeaders(request: FastifyRequest, listed: ReadonlySet<string>) {
+  const { origin } = request.headers;
+  if (origin !== undefined && originKind(request, listed) === 'listed') return corsHeaders(origin);
+  return { vary: 'Origin' };
+}
+
+function foreignOriginMessage(request: FastifyRequest): string {
+  return (
+    `Origin ${request.headers.origin ?? ''} may not call this MCP server; its operator can ` +
+    'list it in mcp.allowedOrigins'
+  );
+}
+
+/**
+ * A CORS preflight: an allowed origin gets the methods and headers of streamable HTTP; any other
+ * origin a 403 without CORS headers, so the browser never sends the request. Without `Origin` it
+ * is no preflight, only a question about the methods.
+ */
+async function preflight(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  listed: ReadonlySet<string>,
+) {
+  const { origin } = request.headers;
+  if (origin === undefined) {
+    return reply.status(204).header('allow', 'POST, GET, DELETE, OPTIONS').send();
+  }
+  if (originKind(request, listed) !== 'listed') {
+    return reply
+      .status(403)
+      .type('application/json')
+      .send(jsonRpcError(-32000, `Forbidden: ${foreignOriginMessage(request)}`));
+  }
+  return reply.status(204).headers(preflightHeaders(origin)).send();
+}
+
+/**
+ * fastify parses the body before the transport sees it, so a body that is not JSON would get the
+ * server's error envelope; an MCP client expects JSON-RPC's Parse error. Other errors go on to
+ * the server's own handler (what a handler that throws does in fastify).
+ */
+function parseErrors(error: FastifyError, _request: FastifyRequest, reply: FastifyReply) {
+  if (error.code !== 'FST_ERR_CTP_INVALID_JSON_BODY') throw error;
+  return reply
+    .status(400)
+    .type('application/json')
+    .send(jsonRpcError(-32700, 'Parse error: the body is not valid JSON'));
 }
 
 async function handlePost(
   services: McpServices,
   request: FastifyRequest,
   reply: FastifyReply,
+  listed: ReadonlySet<string>,
 ): Promise<void> {
   const ctx: ToolContext = {
     identity: requireIdentity(request),
@@ -49,12 +124,15 @@ async function handlePost(
   const transport = new StreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
     enableJsonResponse: !asksForProgress(request.body),
-    ...rebindingProtection(request),
   });
   explainSdkErrors(transport);
-  // The transport writes the response itself; fastify's onResponse hooks will not run for it.
+  // The transport writes the response itself; fastify's onSend and onResponse hooks will not run
+  // for it, so the origin's headers go on the raw response, where its writeHead keeps them.
   reply.hijack();
   const res = reply.raw;
+  for (const [name, value] of Object.entries(originHeaders(request, listed))) {
+    res.setHeader(name, value);
+  }
   res.on('finish', () => countRequest(services, request, reply));
   res.on('close', () => {
     for (const closing of [transport.close(), server.close()]) {
@@ -98,21 +176,6 @@ async function methodNotAllowed(_request: FastifyRequest, reply: FastifyReply) {
         'Method not allowed: this MCP server is stateless; send each JSON-RPC message with POST',
       ),
     );
-}
-
-/**
- * Without auth, the SDK's own DNS-rebinding check as well as the host guard (host-guard.ts): only
- * the loopback names at our port, and the configured base URL's host, may address /mcp.
- */
-function rebindingProtection(request: FastifyRequest) {
-  if (request.server.auth.enabled) return {};
-  const address = request.server.server.address();
-  if (address === null || typeof address === 'string') return {};
-  const hosts = loopbackHostValues(address.port);
-  const base = request.server.config.server.baseURL;
-  if (base) hosts.push(new URL(base).host);
-  const origins = hosts.flatMap((host) => [`http://${host}`, `https://${host}`]);
-  return { enableDnsRebindingProtection: true, allowedHosts: hosts, allowedOrigins: origins };
 }
 
 const jsonRpcError = (code: number, message: string): string =>

@@ -46,8 +46,15 @@ function sdkError(text: string): ToolError {
       next_step: `fix them to match the input schema of ${tool} (tools/list shows it) and call it again`,
     };
     // One problem at one argument: name it, as the tools' own errors do.
-    const at = lines.length === 1 ? / at (\S+)$/.exec(lines[0] ?? '') : null;
-    if (at?.[1] !== undefined) error.field = at[1];
+    const at = lines.length === 1 ? /^(.*) at (\S+)$/.exec(lines[0] ?? '') : null;
+    const [, problem = '', field] = at ?? [];
+    if (field === undefined) return error;
+    error.field = field;
+    // A rule the schema words itself (`name must be ...`) reads as the tools' own errors do.
+    if (problem.startsWith(`${field} `)) {
+      error.message = problem;
+      error.next_step = `fix ${field} and call ${tool} again`;
+    }
     return error;
   }
   const unknown = UNKNOWN.exec(text);

@@ -51,17 +51,30 @@ describe('MCP endpoint in oidc mode against a real oidc-provider', () => {
     await new Promise<void>((resolve) => (idp ? idp.close(() => resolve()) : resolve()));
   });
 
-  it('refuses a client without a token with 401 pointing at the resource metadata', async () => {
+  it('refuses a client without a token with 401 pointing at the metadata of /mcp', async () => {
     const seen: Seen = { responses: [] };
     await expect(connect(s.baseURL, undefined, { seen })).rejects.toMatchObject({ code: 401 });
     // What the SDK client's own fetch got: the challenge an OAuth-capable client follows.
     const [first] = seen.responses;
     expect(first).toMatchObject({ method: 'POST', status: 401 });
     expect(first?.headers.get('www-authenticate')).toBe(
+      `Bearer resource_metadata="${s.baseURL}/.well-known/oauth-protected-resource/mcp", ` +
+        'scope="openid profile email"',
+    );
+    // RFC 9728: the metadata the challenge names describes the /mcp resource and its scopes.
+    const metadata = await fetch(`${s.baseURL}/.well-known/oauth-protected-resource/mcp`);
+    expect(metadata.status).toBe(200);
+    expect(await metadata.json()).toMatchObject({
+      resource: `${s.baseURL}/mcp`,
+      authorization_servers: [issuer],
+      scopes_supported: ['openid', 'profile', 'email'],
+      bearer_methods_supported: ['header'],
+    });
+    // Elsewhere the challenge still names the server's own metadata.
+    const v1 = await fetch(`${s.baseURL}/v1/apps`);
+    expect(v1.headers.get('www-authenticate')).toBe(
       `Bearer resource_metadata="${s.baseURL}/.well-known/oauth-protected-resource"`,
     );
-    const metadata = await fetch(`${s.baseURL}/.well-known/oauth-protected-resource`);
-    expect(await metadata.json()).toMatchObject({ authorization_servers: [issuer] });
   });
 
   it('accepts a provider-issued token and acts as that user', async () => {

@@ -19,7 +19,7 @@ export interface Seen {
 export async function connect(
   baseURL: string,
   token: string | undefined,
-  options: { path?: string; seen?: Seen } = {},
+  options: { path?: string; seen?: Seen; headers?: Record<string, string> } = {},
 ): Promise<{ client: Client; seen: Seen }> {
   const seen: Seen = options.seen ?? { responses: [] };
   const recording: typeof fetch = async (input, init) => {
@@ -31,7 +31,8 @@ export async function connect(
     });
     return response;
   };
-  const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
+  const headers: Record<string, string> = { ...options.headers };
+  if (token) headers.authorization = `Bearer ${token}`;
   const transport = new StreamableHTTPClientTransport(new URL(options.path ?? '/mcp', baseURL), {
     requestInit: { headers },
     fetch: recording,

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { AppError } from '../../errors.js';
 import type { AppRecord } from '../../persistence/store.js';
-import { validateMetadata } from '../../services/deploy-metadata.js';
+import { APP_NAME, validateMetadata } from '../../services/deploy-metadata.js';
+import { LANES, TEMPLATES } from '../../sources/classify.js';
 import { laneOf, reportDeploy, watchDeploy } from '../deploy-outcome.js';
 import { decodeTarball, packFiles, topFolderOf } from '../pack-files.js';
 import {
@@ -14,6 +15,10 @@ import {
   urlWhenLiveField,
 } from '../schemas.js';
 import { defineTool, ToolFailure } from '../tool.js';
+
+/** The rule as POST /v1/deploy words it, so a refusal reads the same from either door. */
+const NAME_RULE =
+  'must be lowercase letters, digits and "-", starting and ending with a letter or digit';
 
 const fileContent = z.union([
   z.string().describe('The file content as UTF-8 text.'),
@@ -81,6 +86,9 @@ export const deployApp = defineTool({
   input: {
     name: z
       .string()
+      .min(1, 'name is required')
+      .max(63, 'name must be at most 63 characters')
+      .regex(APP_NAME, `name ${NAME_RULE}`)
       .describe(
         'App name: lowercase letters, digits and "-", 1-63 characters, starting and ending ' +
           'with a letter or digit. Becomes the app_id and the subdomain of the URL.',
@@ -99,10 +107,13 @@ export const deployApp = defineTool({
     runtime: z
       .strictObject({
         lane: z
-          .enum(['fast', 'general'])
+          .enum(LANES, { error: `runtime.lane must be one of ${LANES.join(', ')}` })
           .optional()
           .describe('fast: run as is; general: run an install/build step first (slower).'),
-        template: z.string().optional().describe('Force a runner: static, node or python.'),
+        template: z
+          .enum(TEMPLATES, { error: `runtime.template must be one of ${TEMPLATES.join(', ')}` })
+          .optional()
+          .describe('Force a runner: static, node or python.'),
         entrypoint: z.string().optional().describe('Relative path of the file to run.'),
         build: z
           .string()

@@ -207,20 +207,16 @@ describe('MCP with auth enabled: origins, parse errors, capabilities, input sche
   });
 });
 
-/**
- * OPTIONS /mcp is not in api/openapi.yaml yet, and the response validator takes any refusal of an
- * undescribed method for a wrong 405: this server's answers are checked here, not against it.
- */
 describe('MCP CORS preflight', () => {
   let server: TestServer;
   let base: string;
 
   beforeAll(async () => {
-    server = await startTestServer(
-      { auth: { apiKeys: API_KEYS }, runtime: { poolSize: 0 }, mcp: { allowedOrigins: [CONSOLE] } },
-      undefined,
-      { validateResponses: false },
-    );
+    server = await startTestServer({
+      auth: { apiKeys: API_KEYS },
+      runtime: { poolSize: 0 },
+      mcp: { allowedOrigins: [CONSOLE] },
+    });
     base = server.baseURL;
   });
   afterAll(() => server?.stop());
@@ -248,6 +244,13 @@ describe('MCP CORS preflight', () => {
         vary: 'Origin',
       });
     }
+  });
+
+  it('answers an OPTIONS without Origin (no preflight) with the methods', async () => {
+    const res = await call(base, '/mcp', { method: 'OPTIONS' });
+    expect(res.status).toBe(204);
+    expect(res.headers.get('allow')).toBe('POST, GET, DELETE, OPTIONS');
+    expect(res.headers.get('access-control-allow-origin')).toBeNull();
   });
 
   it('refuses any other origin with 403 and no CORS headers', async () => {

@@ -43,13 +43,18 @@ afterAll(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
+/** A /proc entry of a process that ended while we read it (ESRCH/ENODEV mid-exit, then ENOENT). */
+function vanished(err: unknown): boolean {
+  return ['ENOENT', 'ESRCH', 'ENODEV'].includes((err as NodeJS.ErrnoException).code ?? '');
+}
+
 /** Field 22 of /proc/<pid>/stat, so a reused pid is not taken for a survivor. */
 function startTime(pid: number): string | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    if (vanished(err)) return undefined;
     throw err;
   }
 }
@@ -142,7 +147,7 @@ describe('kill -9 while 50 deploys are in flight', () => {
         try {
           return sandboxCgroupsOf(pid).map((dir) => dirname(dir));
         } catch (err) {
-          if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+          if (vanished(err)) return [];
           throw err;
         }
       }),
@@ -214,7 +219,7 @@ describe('kill -9 while 50 deploys are in flight', () => {
       try {
         cmdline = readFileSync(`/proc/${pid}/cmdline`, 'latin1');
       } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+        if (vanished(err)) return false;
         throw err;
       }
       return oldSandboxes.some((id) => cmdline.includes(join(sandboxesDir, id)));

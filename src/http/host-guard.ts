@@ -37,11 +37,6 @@ export function isLoopbackName(hostname: string): boolean {
   );
 }
 
-/** The host `Host` values of every loopback name at `port` (the MCP transport wants exact ones). */
-export function loopbackHostValues(port: number): string[] {
-  return ['localhost', '127.0.0.1', '[::1]'].map((name) => `${name}:${port}`);
-}
-
 /** Host names and bracketed IPv6 literals, with an optional port; nothing else is a Host. */
 const HOST = /^(?<name>[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?|\[[0-9a-f:.]+\])(?::\d{1,5})?$/i;
 

@@ -59,6 +59,22 @@ export const progressShape = {
     .describe('While it is still going: call get_app again after this many seconds.'),
 };
 
+/** How a deploy or a rollback ended when it did not serve: overtaken, or failed with its logs. */
+export const outcomeShape = {
+  superseded_by: z
+    .number()
+    .int()
+    .optional()
+    .describe('Set when a newer deploy came before this version served: that newer version.'),
+  logs: z
+    .array(z.string())
+    .optional()
+    .describe(
+      'On failure: the last log lines of this version, "<time> <text>", to find the cause.',
+    ),
+  error: errorObject.optional(),
+};
+
 /** The spec's App resource, as GET /v1/apps/{id} returns it (src/services/app-view.ts). */
 export const appShape = {
   app_id: z.string().describe('App ID; equals the name.'),

@@ -6,8 +6,8 @@ import { LANES, TEMPLATES } from '../../sources/classify.js';
 import { laneOf, reportDeploy, watchDeploy } from '../deploy-outcome.js';
 import { decodeTarball, packFiles, topFolderOf } from '../pack-files.js';
 import {
-  errorObject,
   messageField,
+  outcomeShape,
   phaseField,
   progressShape,
   reasonField,
@@ -55,18 +55,7 @@ const output = {
     .optional()
     .describe('The version that serves now; on a failed redeploy, the earlier one still serving.'),
   ...progressShape,
-  superseded_by: z
-    .number()
-    .int()
-    .optional()
-    .describe('Set when a newer deploy came before this version served: that newer version.'),
-  logs: z
-    .array(z.string())
-    .optional()
-    .describe(
-      'On failure: the last log lines of this version, "<time> <text>", to find the cause.',
-    ),
-  error: errorObject.optional(),
+  ...outcomeShape,
 };
 type Output = z.output<z.ZodObject<typeof output>>;
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { mcpAppView, withoutLogLines } from '../app-view.js';
 import { reportDeploy, watchDeploy } from '../deploy-outcome.js';
-import { appIdArg, appShape, errorObject, progressShape } from '../schemas.js';
+import { appIdArg, appShape, outcomeShape, progressShape } from '../schemas.js';
 import { defineTool, ToolFailure } from '../tool.js';
 
 /** The history tools: the MCP twins of GET /v1/apps/{id}/versions and POST .../rollback. */
@@ -63,18 +63,7 @@ const rollbackOutput = {
   ...appShape,
   version: z.number().int().describe('The new version the rollback created at the head.'),
   ...progressShape,
-  superseded_by: z
-    .number()
-    .int()
-    .optional()
-    .describe('Set when a newer deploy came before this version served: that newer version.'),
-  logs: z
-    .array(z.string())
-    .optional()
-    .describe(
-      'On failure: the last log lines of this version, "<time> <text>", to find the cause.',
-    ),
-  error: errorObject.optional(),
+  ...outcomeShape,
 };
 
 export const rollbackApp = defineTool({

@@ -1,10 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { parseEnv } from 'node:util';
+import { APP_NAME, APP_NAME_MAX } from '../sources/app-name.js';
 import { usageError } from './errors.js';
-
-/** The app name rule of the spec (§2): the folder's name is made to fit it. */
-const APP_NAME = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/;
-const MAX_NAME = 63;
 
 /** `My_App v2` → `my-app-v2`; undefined when nothing usable is left (then --name is needed). */
 export function nameFromFolder(folder: string): string | undefined {
@@ -14,7 +11,7 @@ export function nameFromFolder(folder: string): string | undefined {
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, '-')
     .replace(/^-+/, '')
-    .slice(0, MAX_NAME)
+    .slice(0, APP_NAME_MAX)
     .replace(/-+$/, '');
   return APP_NAME.test(slug) ? slug : undefined;
 }

@@ -2,6 +2,7 @@ import { AppError } from '../errors.js';
 import { parseDuration } from '../config/duration.js';
 import type { EnvItem } from '../persistence/store.js';
 import { parseHostEntry } from '../runtime/local/egress-hosts.js';
+import { APP_NAME, APP_NAME_MAX } from '../sources/app-name.js';
 import { TEMPLATES } from '../sources/classify.js';
 
 /** Deploy metadata (spec §2), validated field by field. */
@@ -13,7 +14,6 @@ export interface DeployMetadata {
   ttl: string;
 }
 
-export const APP_NAME = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const MAX_ENV_ITEMS = 200;
 const MAX_ENV_BYTES = 64 * 1024;
@@ -58,7 +58,9 @@ export function validateName(name: unknown): string {
     throw new AppError(400, 'missing_name', 'metadata.name is required');
   }
   if (typeof name !== 'string') throw bad('name', 'must be a string');
-  if (name.length > 63) throw bad('name', 'must be at most 63 characters');
+  if (name.length > APP_NAME_MAX) {
+    throw bad('name', `must be at most ${APP_NAME_MAX} characters`);
+  }
   if (!APP_NAME.test(name)) {
     throw bad(
       'name',

@@ -1,8 +1,8 @@
 import type { Config } from '../config/schema.js';
 import type { Lane, Runtime } from '../runtime/runtime.js';
 import { DEFAULT_TARBALL_LIMITS } from '../sources/tarball.js';
+import { APP_NAME, APP_NAME_MAX } from '../sources/app-name.js';
 import { TEMPLATES } from '../sources/classify.js';
-import { APP_NAME } from './deploy-metadata.js';
 
 /** What this installation can run, for clients and agents that would otherwise guess. */
 export interface PlatformInfo {
@@ -56,7 +56,7 @@ export function platformInfo(
     templates,
     runtimes: runtime.versions(),
     limits: { maxSourceBytes, ...DEFAULT_TARBALL_LIMITS, maxAppsPerOwner, maxAppsPerDepartment },
-    names: { pattern: APP_NAME.source, maxLength: 63 },
+    names: { pattern: APP_NAME.source, maxLength: APP_NAME_MAX },
     apps: { domain: urls.appsDomain, urlPattern: urls.appUrl('{name}'), defaultTtl: '30m' },
   };
 }

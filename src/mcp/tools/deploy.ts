@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { AppError } from '../../errors.js';
 import type { AppRecord } from '../../persistence/store.js';
-import { APP_NAME, validateMetadata } from '../../services/deploy-metadata.js';
+import { validateMetadata } from '../../services/deploy-metadata.js';
+import { APP_NAME, APP_NAME_MAX } from '../../sources/app-name.js';
 import { LANES, TEMPLATES } from '../../sources/classify.js';
 import { laneOf, reportDeploy, watchDeploy } from '../deploy-outcome.js';
 import { decodeTarball, packFiles, topFolderOf } from '../pack-files.js';
@@ -76,7 +77,7 @@ export const deployApp = defineTool({
     name: z
       .string()
       .min(1, 'name is required')
-      .max(63, 'name must be at most 63 characters')
+      .max(APP_NAME_MAX, `name must be at most ${APP_NAME_MAX} characters`)
       .regex(APP_NAME, `name ${NAME_RULE}`)
       .describe(
         'App name: lowercase letters, digits and "-", 1-63 characters, starting and ending ' +

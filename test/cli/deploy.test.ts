@@ -3,8 +3,8 @@ import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deploy, fetchApp } from '../support/deploy.js';
 import { tarGz } from '../support/tarball.js';
-import { startTestServer, type TestServer } from '../support/server.js';
-import { appFiles, folderWith, removeFolders, runCli } from './run-cli.js';
+import type { TestServer } from '../support/server.js';
+import { appFiles, folderWith, removeFolders, runCli, startCliServer } from './run-cli.js';
 
 const KEY = 'cli-deploy-key-0123456789abcdef';
 const EXAMPLE = resolve(import.meta.dirname, '../../examples/node');
@@ -14,11 +14,7 @@ describe('slipway deploy', () => {
   let env: Record<string, string>;
 
   beforeAll(async () => {
-    server = await startTestServer({
-      auth: { apiKeys: [{ key: KEY, name: 'dev' }] },
-      runtime: { poolSize: 1 },
-    });
-    env = { SLIPWAY_URL: server.baseURL, SLIPWAY_TOKEN: KEY };
+    ({ server, env } = await startCliServer(KEY));
   });
   afterAll(async () => {
     removeFolders();

@@ -1,8 +1,8 @@
 /** Versions, rollback, suspend/resume and rm through the CLI, against the real server. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchApp } from '../support/deploy.js';
-import { call, startTestServer, type TestServer } from '../support/server.js';
-import { appFiles, folderWith, removeFolders, runCli } from './run-cli.js';
+import { call, type TestServer } from '../support/server.js';
+import { appFiles, folderWith, removeFolders, runCli, startCliServer } from './run-cli.js';
 
 const KEY = 'cli-history-key-0123456789abcdef';
 
@@ -12,11 +12,7 @@ describe('slipway versions, rollback, suspend, resume, rm', () => {
   let url: string;
 
   beforeAll(async () => {
-    server = await startTestServer({
-      auth: { apiKeys: [{ key: KEY, name: 'dev' }] },
-      runtime: { poolSize: 1 },
-    });
-    env = { SLIPWAY_URL: server.baseURL, SLIPWAY_TOKEN: KEY };
+    ({ server, env } = await startCliServer(KEY));
     for (const label of ['first', 'second']) {
       const run = await runCli(['deploy', folderWith('hist', appFiles(label)), '--json'], { env });
       expect(run.code).toBe(0);

@@ -1,8 +1,15 @@
 /** `slipway logs -f` and `slipway share` against the real server. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchApp } from '../support/deploy.js';
-import { call, startTestServer, type TestServer } from '../support/server.js';
-import { appFiles, folderWith, removeFolders, runCli, startCli } from './run-cli.js';
+import { call, type TestServer } from '../support/server.js';
+import {
+  appFiles,
+  folderWith,
+  removeFolders,
+  runCli,
+  startCli,
+  startCliServer,
+} from './run-cli.js';
 
 const KEY = 'cli-logs-key-0123456789abcdef';
 
@@ -12,11 +19,7 @@ describe('slipway logs and share', () => {
   let url: string;
 
   beforeAll(async () => {
-    server = await startTestServer({
-      auth: { apiKeys: [{ key: KEY, name: 'dev' }] },
-      runtime: { poolSize: 1 },
-    });
-    env = { SLIPWAY_URL: server.baseURL, SLIPWAY_TOKEN: KEY };
+    ({ server, env } = await startCliServer(KEY));
     const run = await runCli(['deploy', folderWith('talker', appFiles('talker')), '--json'], {
       env,
     });

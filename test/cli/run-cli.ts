@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { startTestServer, type TestServer } from '../support/server.js';
 
 /** The real entry point, as `npx slipway` and the package's `bin` run it. */
 export const BIN = resolve(import.meta.dirname, '../../bin/slipway.mjs');
@@ -111,4 +112,18 @@ http.createServer((req, res) => {
 /** Removes the folders folderWith made (call in afterAll). */
 export function removeFolders(): void {
   for (const dir of folders.splice(0)) rmSync(dir, { recursive: true, force: true });
+}
+
+/**
+ * The real server with one API key (and a warm sandbox), and the environment that points the CLI
+ * at it, as CI would set it.
+ */
+export async function startCliServer(
+  key: string,
+): Promise<{ server: TestServer; env: Record<string, string> }> {
+  const server = await startTestServer({
+    auth: { apiKeys: [{ key, name: 'dev' }] },
+    runtime: { poolSize: 1 },
+  });
+  return { server, env: { SLIPWAY_URL: server.baseURL, SLIPWAY_TOKEN: key } };
 }

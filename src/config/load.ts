@@ -73,6 +73,8 @@ const ENV_KEYS: ReadonlyArray<[string, string, Kind]> = [
   ['SVC_STORE_PATH', 'store.path', 'string'],
   ['SVC_RUNTIME_BACKEND', 'runtime.backend', 'string'],
   ['SVC_RUNTIME_DIR', 'runtime.dir', 'string'],
+  ['SVC_KUBERNETES_NAMESPACE', 'kubernetes.namespace', 'string'],
+  ['SVC_KUBECONFIG', 'kubernetes.kubeconfig', 'string'],
   ['SVC_MAX_LOG_STREAMS_PER_USER', 'limits.maxConcurrentLogStreamsPerUser', 'integer'],
   ['SVC_MAX_STREAMS', 'limits.maxStreams', 'integer'],
   ['SVC_HEADERS_TIMEOUT', 'server.headersTimeout', 'string'],

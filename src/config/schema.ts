@@ -117,6 +117,21 @@ export const configSchema = z.strictObject({
       allowedOrigins: z.array(origin).default([]),
     })
     .prefault({}),
+  /** The cluster the kubernetes runtime and the configmap store talk to. */
+  kubernetes: z
+    .strictObject({
+      /** Where Slipway's objects (claims, sandbox templates, configmaps, routes) live. */
+      namespace: z
+        .string()
+        .regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, 'must be a Kubernetes namespace name')
+        .default('slipway'),
+      /**
+       * A kubeconfig file; unset: the pod's service account when running in a cluster, else the
+       * default kubeconfig (`KUBECONFIG` or ~/.kube/config).
+       */
+      kubeconfig: z.string().min(1).optional(),
+    })
+    .prefault({}),
   store: z
     .strictObject({
       backend: z.enum(['sqlite', 'memory']).default('sqlite'),

@@ -7,6 +7,8 @@ import type { SourceStore } from '../sources/source-store.js';
  * `GET|HEAD /internal/sources/{key}.tar.gz` (spec §4): the blob the in-sandbox agent pulls. The
  * key's 128 random bits are the authorization; bearer auth comes from the global middleware. No
  * listings: only an exact, valid key name can match anything. Other methods are 405 (method-guard).
+ * With an object store behind (`sources.backend: s3`) the agent pulls a pre-signed URL instead and
+ * this route serves nothing: every key is 404.
  */
 export function sourcesRoutes(store: SourceStore): FastifyPluginAsync {
   return async (app) => {
@@ -29,10 +31,13 @@ async function serve(
   const key = file.endsWith(SUFFIX) ? file.slice(0, -SUFFIX.length) : '';
   // One answer for a bad name and a missing blob: nothing here tells a guesser which it was.
   const missing = new AppError(404, 'not_found', 'source blob not found');
-  if (!isSourceKey(key)) throw missing;
+  if (store.backend !== 'served' || !isSourceKey(key)) throw missing;
   // Open before sizing: a blob removed in between then answers 404, not a short body.
-  const stream = request.method === 'HEAD' ? undefined : store.open(key);
-  const size = store.size(key);
+  const stream = request.method === 'HEAD' ? undefined : await store.open(key);
+  const size = await store.size(key).catch((err: unknown) => {
+    stream?.destroy();
+    throw err;
+  });
   if (size === undefined || (request.method !== 'HEAD' && stream === undefined)) {
     stream?.destroy();
     throw missing;

@@ -11,7 +11,6 @@ import type { Store } from '../persistence/store.js';
 import { WriteRetry } from '../persistence/write-retry.js';
 import { createLocalRuntime } from '../runtime/local/local-runtime.js';
 import type { Runtime } from '../runtime/runtime.js';
-import { probeDirectory } from '../sources/dir-probe.js';
 import { createDiskSourceStore } from '../sources/disk-source-store.js';
 import type { SourceStore } from '../sources/source-store.js';
 import { AppService } from './app-service.js';
@@ -60,7 +59,7 @@ export function createDeployServices(config: Config, rawStore: Store, log: Log):
   const storage = new StorageHealth({
     probes: {
       database: () => rawStore.setMeta('write_probe', new Date().toISOString()),
-      'source store': () => probeDirectory(sourcesDir),
+      'source store': () => sourceStore.probe(),
     },
     log,
   });

@@ -8,6 +8,7 @@ import type { Readable } from 'node:stream';
 import type { AppRegistry } from '../actors/registry.js';
 import { AppError, notFound } from '../errors.js';
 import { releaseOf } from '../persistence/release.js';
+import type { StorageHealth } from '../persistence/storage-health.js';
 import type { AppRecord, Outcome, Store, VersionRecord } from '../persistence/store.js';
 import { envNames } from './app-view.js';
 import { mintSourceKey } from '../sources/keys.js';
@@ -40,6 +41,8 @@ export interface HistoryDeps {
   store: Store;
   sourceStore: SourceStore;
   registry: AppRegistry;
+  /** Turns the source store's faults (a full disk, an object store down) into 503s. */
+  storage?: StorageHealth;
   deployWaitMs?: number;
   log?: (level: 'info' | 'warn' | 'error', msg: string, extra?: object) => void;
 }
@@ -66,12 +69,14 @@ export class HistoryService {
     const { store, sourceStore } = this.deps;
     const from = store.getVersion(app.id, target);
     if (!from) throw unknownVersion(`app ${app.id} has no version ${target}`);
-    const source = await readAll(sourceStore.open(from.sourceKey));
+    const source = await this.sourceCall(async () =>
+      readAll(await sourceStore.open(from.sourceKey)),
+    );
     if (!source) throw unknownVersion(`the source of version ${target} of ${app.id} is gone`);
     const version = nextVersion(store, app.id);
     // A copy under a key of its own: pruning the old version later must not take this one's source.
     const sourceKey = mintSourceKey(app.id, version);
-    await sourceStore.put(sourceKey, source);
+    await this.sourceCall(() => sourceStore.put(sourceKey, source));
     try {
       this.storeRollback(app.id, from, version, sourceKey);
     } catch (err) {
@@ -124,6 +129,17 @@ export class HistoryService {
         outcome: 'Pending',
       });
     });
+  }
+
+  private async sourceCall<T>(call: () => Promise<T>): Promise<T> {
+    const { storage } = this.deps;
+    try {
+      const result = await call();
+      storage?.succeeded('source store');
+      return result;
+    } catch (err) {
+      throw storage ? storage.failed('source store', err) : err;
+    }
   }
 
   private async removeBlob(key: string, appId: string): Promise<void> {

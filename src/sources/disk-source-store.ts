@@ -1,17 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import {
-  accessSync,
-  constants,
-  createReadStream,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  statSync,
-  unlinkSync,
-} from 'node:fs';
-import { open, readdir, rename, stat, unlink } from 'node:fs/promises';
+import { accessSync, constants, mkdirSync, readdirSync, unlinkSync } from 'node:fs';
+import { open, readdir, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AppError } from '../errors.js';
+import { probeDirectory } from './dir-probe.js';
 import { isSourceKey } from './keys.js';
 import type { SourceStore, StoredBlob } from './source-store.js';
 
@@ -26,6 +18,8 @@ export function createDiskSourceStore(dir: string): SourceStore {
   const pathOf = (key: string): string => join(dir, `${key}${BLOB_SUFFIX}`);
 
   return {
+    backend: 'served',
+
     async put(key, data) {
       requireKey(key);
       const temp = join(dir, `.${key}.${randomBytes(6).toString('hex')}${TEMP_SUFFIX}`);
@@ -45,17 +39,17 @@ export function createDiskSourceStore(dir: string): SourceStore {
       await syncDir(dir);
     },
 
-    open(key) {
+    async open(key) {
       if (!isSourceKey(key)) return undefined;
       // Opening the descriptor first means a concurrent remove cannot turn into a stream error.
-      const fd = openOrUndefined(pathOf(key));
-      return fd === undefined ? undefined : createReadStream('', { fd });
+      const handle = await openOrUndefined(pathOf(key));
+      return handle?.createReadStream();
     },
 
-    size(key) {
+    async size(key) {
       if (!isSourceKey(key)) return undefined;
       try {
-        return statSync(pathOf(key)).size;
+        return (await stat(pathOf(key))).size;
       } catch (err) {
         if (isMissing(err)) return undefined;
         throw err;
@@ -76,6 +70,8 @@ export function createDiskSourceStore(dir: string): SourceStore {
         return false;
       }
     },
+
+    probe: () => probeDirectory(dir),
 
     async list() {
       const blobs: StoredBlob[] = [];
@@ -107,9 +103,9 @@ function requireKey(key: string): void {
   }
 }
 
-function openOrUndefined(path: string): number | undefined {
+async function openOrUndefined(path: string): Promise<FileHandle | undefined> {
   try {
-    return openSync(path, 'r');
+    return await open(path, 'r');
   } catch (err) {
     if (isMissing(err)) return undefined;
     throw err;

@@ -33,15 +33,16 @@ export async function flush(turns = 4): Promise<void> {
 }
 
 export class MemorySourceStore implements SourceStore {
+  readonly backend = 'served';
   readonly blobs = new Map<string, Buffer>();
   async put(key: string, data: Buffer): Promise<void> {
     this.blobs.set(key, data);
   }
-  open(key: string): Readable | undefined {
+  async open(key: string): Promise<Readable | undefined> {
     const blob = this.blobs.get(key);
     return blob ? Readable.from([blob]) : undefined;
   }
-  size(key: string): number | undefined {
+  async size(key: string): Promise<number | undefined> {
     return this.blobs.get(key)?.length;
   }
   async remove(key: string): Promise<void> {
@@ -50,6 +51,7 @@ export class MemorySourceStore implements SourceStore {
   ping(): boolean {
     return true;
   }
+  probe(): void {}
   async list(): Promise<StoredBlob[]> {
     return [...this.blobs].map(([key, blob]) => ({ key, modifiedAt: 0, bytes: blob.length }));
   }

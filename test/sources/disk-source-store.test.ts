@@ -32,21 +32,21 @@ describe('disk source store', () => {
     const data = Buffer.from('not really gzip, the store does not care');
     await store.put(key, data);
     expect(readdirSync(dir)).toEqual([`${key}.tar.gz`]);
-    expect(store.size(key)).toBe(data.length);
-    const stream = store.open(key);
+    expect(await store.size(key)).toBe(data.length);
+    const stream = await store.open(key);
     expect(stream).toBeDefined();
     expect((await readAll(stream as Readable)).equals(data)).toBe(true);
     await store.remove(key);
-    expect(store.size(key)).toBeUndefined();
-    expect(store.open(key)).toBeUndefined();
+    expect(await store.size(key)).toBeUndefined();
+    expect(await store.open(key)).toBeUndefined();
     expect(readdirSync(dir)).toEqual([]);
   });
 
   it('treats a missing blob as absent, and removing it as done', async () => {
     const store = createDiskSourceStore(dir);
     const key = mintSourceKey('app', 2);
-    expect(store.size(key)).toBeUndefined();
-    expect(store.open(key)).toBeUndefined();
+    expect(await store.size(key)).toBeUndefined();
+    expect(await store.open(key)).toBeUndefined();
     await expect(store.remove(key)).resolves.toBeUndefined();
   });
 
@@ -54,7 +54,7 @@ describe('disk source store', () => {
     const store = createDiskSourceStore(dir);
     const key = mintSourceKey('app', 3);
     await store.put(key, Buffer.from('payload'));
-    const stream = store.open(key) as Readable;
+    const stream = (await store.open(key)) as Readable;
     await store.remove(key);
     expect((await readAll(stream)).toString()).toBe('payload');
   });
@@ -77,8 +77,8 @@ describe('disk source store', () => {
         'invalid source key',
       );
       await expectAppError(() => store.remove(key), 400, 'bad_request', 'invalid source key');
-      expect(store.open(key)).toBeUndefined();
-      expect(store.size(key)).toBeUndefined();
+      expect(await store.open(key)).toBeUndefined();
+      expect(await store.size(key)).toBeUndefined();
     }
     expect(readdirSync(dir)).toEqual([]);
     expect(existsSync(join(root, 'secret.tar.gz'))).toBe(true);
@@ -89,7 +89,7 @@ describe('disk source store', () => {
     const first = createDiskSourceStore(dir);
     await first.put(key, Buffer.from('one'));
     await first.put(key, Buffer.from('two, longer'));
-    expect(first.size(key)).toBe('two, longer'.length);
+    expect(await first.size(key)).toBe('two, longer'.length);
     const leftover = join(dir, `.${key}.deadbeef0000.tmp`);
     writeFileSync(leftover, 'half a blob');
     createDiskSourceStore(dir);

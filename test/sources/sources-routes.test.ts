@@ -112,6 +112,6 @@ describe('/internal/sources/{key}.tar.gz', () => {
       expect(res.headers.allow, method).toBe('GET, HEAD');
       expect(res.json(), method).toMatchObject({ code: 'method_not_allowed' });
     }
-    expect(store.size(key)).toBe(blob.length);
+    expect(await store.size(key)).toBe(blob.length);
   });
 });

@@ -77,17 +77,12 @@ export async function openSourceDoor(opts: SourceDoorOptions): Promise<SourceDoo
       return;
     }
     if (key === undefined || !isSourceKey(key) || key !== allowed) return refuse(404, 'not found');
-    const size = opts.store.size(key);
-    const stream = opts.store.open(key);
-    if (!stream) return refuse(404, 'not found');
-    const headers: http.OutgoingHttpHeaders = { 'content-type': 'application/gzip' };
-    if (size !== undefined) headers['content-length'] = size;
-    res.writeHead(200, headers);
-    stream.on('error', (err) => {
-      opts.log('source door: read failed', { key, error: err.message });
-      res.destroy(err);
+    serveSource(opts.store, key, res, opts.log).catch((err: unknown) => {
+      // The store could not be read (an object store down): the agent's inject fails and says so.
+      opts.log('source door: read failed', { key, error: String(err) });
+      if (res.headersSent) res.destroy();
+      else refuse(503, 'source store unavailable');
     });
-    stream.pipe(res);
   });
   server.on('clientError', (err, socket) => {
     opts.log('source door: client error', { error: err.message });
@@ -101,6 +96,30 @@ export async function openSourceDoor(opts: SourceDoorOptions): Promise<SourceDoo
     },
     close,
   };
+}
+
+async function serveSource(
+  store: SourceStore,
+  key: string,
+  res: http.ServerResponse,
+  log: (msg: string, extra?: object) => void,
+): Promise<void> {
+  const size = await store.size(key);
+  const stream = await store.open(key);
+  if (!stream) {
+    res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
+    return;
+  }
+  const headers: http.OutgoingHttpHeaders = { 'content-type': 'application/gzip' };
+  if (size !== undefined) headers['content-length'] = size;
+  res.writeHead(200, headers);
+  stream.on('error', (err) => {
+    log('source door: read failed', { key, error: err.message });
+    res.destroy(err);
+  });
+  // The sandbox hung up: stop reading the blob (an object store's body holds a connection).
+  res.on('close', () => stream.destroy());
+  stream.pipe(res);
 }
 
 /**

@@ -72,6 +72,8 @@ export const configSchema = z.strictObject({
           adminRole: z.string().default('admin'),
           scopes: z.array(z.string()).default(['openid', 'profile', 'email']),
           algorithms: z.array(z.string()).default(['RS256', 'ES256', 'PS256', 'EdDSA']),
+          /** The dashboard's sign-in: a public client (PKCE, no secret), redirect URI `<baseURL>/`. */
+          dashboardClientId: z.string().min(1).optional(),
         })
         .prefault({}),
       oauth: z

@@ -9,10 +9,12 @@ import { AppError } from '../errors.js';
  * RFC 9728 protected-resource metadata MCP clients use to find the authorization server.
  */
 export async function authRoutes(app: FastifyInstance): Promise<void> {
+  const dashboard = dashboardOidc(app);
   app.get('/api/auth', { schema: { response: { 200: authInfoSchema } } }, async () => ({
     enabled: app.auth.enabled,
     mode: app.auth.modeName,
     loginUrl: app.auth.mode?.loginUrl ?? '',
+    ...(dashboard ? { oidc: dashboard } : {}),
   }));
 
   app.get('/api/whoami', { schema: { response: { 200: whoamiSchema } } }, async (request) => {
@@ -46,6 +48,21 @@ export async function authRoutes(app: FastifyInstance): Promise<void> {
   app.get('/.well-known/oauth-protected-resource/*', metadata);
 }
 
+/**
+ * What the dashboard needs for a browser sign-in (Authorization Code with PKCE): all public, the
+ * client has no secret. Only in oidc mode with `auth.oidc.dashboardClientId` set.
+ */
+function dashboardOidc(app: FastifyInstance) {
+  const { oidc } = app.config.auth;
+  if (app.auth.modeName !== 'oidc' || !oidc.issuer || !oidc.dashboardClientId) return undefined;
+  return {
+    issuer: oidc.issuer,
+    client_id: oidc.dashboardClientId,
+    scopes: oidc.scopes,
+    audience: oidc.audience ?? '',
+  };
+}
+
 const authInfoSchema = {
   type: 'object',
   required: ['enabled', 'mode', 'loginUrl'],
@@ -53,6 +70,16 @@ const authInfoSchema = {
     enabled: { type: 'boolean' },
     mode: { type: 'string' },
     loginUrl: { type: 'string' },
+    oidc: {
+      type: 'object',
+      required: ['issuer', 'client_id', 'scopes', 'audience'],
+      properties: {
+        issuer: { type: 'string' },
+        client_id: { type: 'string' },
+        scopes: { type: 'array', items: { type: 'string' } },
+        audience: { type: 'string' },
+      },
+    },
   },
 } as const;
 

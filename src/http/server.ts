@@ -11,6 +11,7 @@ import type { Config } from '../config/schema.js';
 import type { Store } from '../persistence/store.js';
 import { authPlugin } from '../auth/plugin.js';
 import { authRoutes } from './auth-routes.js';
+import { dashboardRoutes } from './dashboard-routes.js';
 import { departmentsRoutes } from './departments-routes.js';
 import { docsPlugin } from './docs.js';
 import { frameworkError, installErrorHandlers } from './errors.js';
@@ -112,10 +113,13 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   // Auth before any route plugin: its onRequest hook guards every protected path.
   await app.register(authPlugin);
   app.auth.serviceToken('/internal/sources/', deploy.agentToken, AGENT_IDENTITY);
+  // A private app's host reads its owner's bearer token as the API does.
+  deploy.access.identifyWith((message) => app.auth.identifyMessage(message));
   await app.register(metricsPlugin);
   await app.register(probesPlugin);
   await app.register(docsPlugin);
   await app.register(authRoutes);
+  await app.register(dashboardRoutes);
   await app.register(usersRoutes);
   await app.register(departmentsRoutes);
   await app.register(appsRoutes(deploy.apps, deploy.registry, config.limits.maxSourceBytes));

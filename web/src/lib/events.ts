@@ -1,0 +1,57 @@
+import { readSse } from './sse';
+import type { AppEvent } from './types';
+
+type Listener = (event: AppEvent) => void;
+type StatusListener = (live: boolean) => void;
+
+const listeners = new Set<Listener>();
+const statusListeners = new Set<StatusListener>();
+
+/** Subscribes to app lifecycle events; returns the unsubscribe. */
+export function onAppEvent(listener: Listener): () => void {
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
+
+/** Whether the event stream is connected (the header shows it). */
+export function onLiveStatus(listener: StatusListener): () => void {
+  statusListeners.add(listener);
+  return () => statusListeners.delete(listener);
+}
+
+/**
+ * Keeps one `/api/events` stream open for the signed-in tab, reconnecting with a growing delay
+ * (capped at 30 s) after the server ends it or the network drops. Returns the stop.
+ */
+export function startEvents(): () => void {
+  const abort = new AbortController();
+  let delay = 1_000;
+  const status = (live: boolean) => statusListeners.forEach((l) => l(live));
+  const loop = async (): Promise<void> => {
+    while (!abort.signal.aborted) {
+      try {
+        await readSse(
+          '/api/events',
+          (message) => {
+            if (message.event !== 'app') return;
+            delay = 1_000;
+            status(true);
+            const event = JSON.parse(message.data) as AppEvent;
+            listeners.forEach((l) => l(event));
+          },
+          abort.signal,
+        );
+      } catch (err) {
+        if (abort.signal.aborted) return;
+        console.warn('event stream interrupted', err);
+      }
+      status(false);
+      if (abort.signal.aborted) return;
+      await new Promise((r) => setTimeout(r, delay));
+      delay = Math.min(delay * 2, 30_000);
+    }
+  };
+  status(true);
+  void loop();
+  return () => abort.abort();
+}

@@ -1,0 +1,89 @@
+/** The API's shapes the dashboard reads (api/openapi.yaml). */
+export type Phase = 'Pending' | 'Claiming' | 'Starting' | 'Ready' | 'Suspended' | 'Failed';
+
+export interface AppView {
+  app_id: string;
+  name: string;
+  owner: string;
+  phase: Phase;
+  url?: string;
+  runtime: { lane: string; template: string };
+  last_deployed_at: string;
+  reason: string;
+  message: string;
+  live_version: number | null;
+  last_deploy: { version: number; outcome: string; reason?: string; message?: string } | null;
+  env: { name: string }[];
+}
+
+export interface VersionView {
+  version: number;
+  timestamp: string;
+  template: string;
+  lane: string;
+  source_hash: string;
+  env: { name: string }[];
+  egress: { allowed_hosts: string[] };
+  ttl: string;
+  live: boolean;
+  rolled_back_from?: number;
+  outcome?: string;
+  reason?: string;
+  message?: string;
+}
+
+export interface AppEvent {
+  kind: 'phase' | 'deploy' | 'delete' | 'suspend' | 'resume';
+  app_id: string;
+  owner: string;
+  phase: Phase | 'Deleted';
+  version?: number;
+  reason: string;
+  message: string;
+  time: string;
+}
+
+export interface AuthInfo {
+  enabled: boolean;
+  mode: string;
+  loginUrl: string;
+  oidc?: { issuer: string; client_id: string; scopes: string[]; audience: string };
+}
+
+export interface Whoami {
+  user_id: string;
+  name: string;
+  role: string;
+  mode: string;
+}
+
+export interface ShareLink {
+  token: string;
+  has_password: boolean;
+  expires_at: string | null;
+  url: string;
+}
+
+export interface AuditEvent {
+  id: string;
+  time: string;
+  actor: string;
+  action: string;
+  target: string;
+  outcome: string;
+}
+
+export interface User {
+  id: string;
+  name: string;
+  role: string;
+  status: string;
+  department?: string;
+  email?: string;
+}
+
+export interface Department {
+  id: string;
+  name?: string;
+  description?: string;
+}

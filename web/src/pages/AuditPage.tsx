@@ -1,0 +1,117 @@
+import { useEffect, useState } from 'preact/hooks';
+import { api, errorText } from '../lib/api';
+import { exact } from '../lib/format';
+import type { AuditEvent } from '../lib/types';
+
+const PAGE = 50;
+/** The API's maximum; pages are cut from it here because the trail has no offset. */
+const FETCH_LIMIT = 1_000;
+
+interface Filters {
+  actor: string;
+  action: string;
+  app: string;
+}
+
+export function AuditPage() {
+  const [draft, setDraft] = useState<Filters>({ actor: '', action: '', app: '' });
+  const [filters, setFilters] = useState<Filters>(draft);
+  const [events, setEvents] = useState<AuditEvent[]>([]);
+  const [page, setPage] = useState(0);
+  const [problem, setProblem] = useState<string>();
+
+  useEffect(() => {
+    const query = new URLSearchParams({ limit: String(FETCH_LIMIT) });
+    for (const [key, value] of Object.entries(filters)) if (value) query.set(key, value);
+    setProblem(undefined);
+    api<{ events: AuditEvent[] }>(`/v1/audit?${query}`)
+      .then((body) => {
+        setEvents(body.events);
+        setPage(0);
+      })
+      .catch((err: unknown) => setProblem(errorText(err)));
+  }, [filters]);
+
+  const pages = Math.max(1, Math.ceil(events.length / PAGE));
+  const shown = events.slice(page * PAGE, (page + 1) * PAGE);
+  const field = (key: keyof Filters) => (e: { currentTarget: { value: string } }) =>
+    setDraft({ ...draft, [key]: e.currentTarget.value });
+
+  return (
+    <>
+      <h1>Audit trail</h1>
+      <form
+        class="filters"
+        onSubmit={(e) => {
+          e.preventDefault();
+          setFilters({ ...draft });
+        }}
+      >
+        <label>
+          Actor
+          <input value={draft.actor} onInput={field('actor')} />
+        </label>
+        <label>
+          Action
+          <select value={draft.action} onChange={field('action')}>
+            <option value="">Any</option>
+            {['deploy', 'delete', 'suspend', 'resume'].map((a) => (
+              <option key={a} value={a}>
+                {a}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          App
+          <input value={draft.app} onInput={field('app')} />
+        </label>
+        <button type="submit">Filter</button>
+      </form>
+      {problem && (
+        <p class="error" role="alert">
+          {problem}
+        </p>
+      )}
+      <div class="table-wrap">
+        <table class="audit">
+          <caption class="sr-only">Audit events, newest first</caption>
+          <thead>
+            <tr>
+              <th scope="col">Time</th>
+              <th scope="col">Actor</th>
+              <th scope="col">Action</th>
+              <th scope="col">App</th>
+              <th scope="col">Outcome</th>
+            </tr>
+          </thead>
+          <tbody>
+            {shown.map((e) => (
+              <tr key={e.id}>
+                <td>
+                  <time dateTime={e.time}>{exact(e.time)}</time>
+                </td>
+                <td>{e.actor}</td>
+                <td>{e.action}</td>
+                <td>{e.target}</td>
+                <td>{e.outcome}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      {events.length === 0 && <p>No events match.</p>}
+      <nav class="row" aria-label="Audit pages">
+        <button type="button" disabled={page === 0} onClick={() => setPage(page - 1)}>
+          Newer
+        </button>
+        <span>
+          Page {page + 1} of {pages} ({events.length} events)
+        </span>
+        <button type="button" disabled={page + 1 >= pages} onClick={() => setPage(page + 1)}>
+          Older
+        </button>
+      </nav>
+    </>
+  );
+}

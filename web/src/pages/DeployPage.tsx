@@ -1,0 +1,124 @@
+import { useState } from 'preact/hooks';
+import { ApiError, errorText } from '../lib/api';
+import { appNameOf } from '../lib/folder';
+import { packTarGz } from '../lib/tar';
+import { uploadDeploy } from '../lib/upload';
+import { DropZone, type Chosen } from '../components/DropZone';
+import { EnvFields, type EnvRow } from '../components/EnvFields';
+import { DeployWatch } from '../components/DeployWatch';
+
+const MAX_BYTES = 50 * 1024 * 1024;
+const NAME = '^[a-z0-9]([a-z0-9-]*[a-z0-9])?$';
+
+type Step =
+  | { kind: 'form' }
+  | { kind: 'packing' }
+  | { kind: 'uploading'; fraction: number }
+  | { kind: 'watching'; appId: string; failure?: ApiError };
+
+export function DeployPage() {
+  const [chosen, setChosen] = useState<Chosen>();
+  const [name, setName] = useState('');
+  const [env, setEnv] = useState<EnvRow[]>([]);
+  const [step, setStep] = useState<Step>({ kind: 'form' });
+  const [problem, setProblem] = useState<string>();
+
+  const choose = (next: Chosen) => {
+    setChosen(next);
+    setProblem(undefined);
+    if (!name) setName(appNameOf(next.name.replace(/\.(tar\.gz|tgz)$/i, '')));
+  };
+
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    if (!chosen) return setProblem('Choose a folder or a .tar.gz first.');
+    setProblem(undefined);
+    try {
+      setStep({ kind: 'packing' });
+      const source = chosen.kind === 'archive' ? chosen.file : await packTarGz(chosen.files);
+      if (source.size > MAX_BYTES) {
+        setStep({ kind: 'form' });
+        return setProblem(`The source is ${mb(source.size)}; the limit is 50 MB.`);
+      }
+      const metadata = {
+        name,
+        ...(env.length ? { env: env.filter((r) => r.name.trim()) } : {}),
+      };
+      setStep({ kind: 'uploading', fraction: 0 });
+      const answer = await uploadDeploy(metadata, source, (fraction) =>
+        setStep({ kind: 'uploading', fraction }),
+      );
+      setStep({ kind: 'watching', appId: answer.app_id });
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 'deploy_failed') {
+        return setStep({ kind: 'watching', appId: name, failure: err });
+      }
+      setStep({ kind: 'form' });
+      setProblem(errorText(err));
+    }
+  };
+
+  if (step.kind === 'watching') {
+    return (
+      <>
+        <h1>Deploying {step.appId}</h1>
+        <DeployWatch appId={step.appId} failure={step.failure} />
+        <p>
+          <button type="button" onClick={() => setStep({ kind: 'form' })}>
+            Deploy again
+          </button>
+        </p>
+      </>
+    );
+  }
+
+  const busy = step.kind !== 'form';
+  return (
+    <>
+      <h1>Deploy an app</h1>
+      <form class="stack deploy" onSubmit={submit}>
+        <DropZone onChosen={choose} />
+        {chosen && (
+          <p class="chosen" data-testid="chosen">
+            {chosen.kind === 'folder'
+              ? `Folder ${chosen.name}: ${chosen.files.length} files, packed in the browser`
+              : `Archive ${chosen.name} (${mb(chosen.file.size)})`}
+          </p>
+        )}
+        <label for="app-name">App name</label>
+        <input
+          id="app-name"
+          required
+          maxLength={63}
+          pattern={NAME}
+          value={name}
+          aria-describedby="app-name-help"
+          onInput={(e) => setName(e.currentTarget.value)}
+        />
+        <p id="app-name-help" class="muted">
+          Lower-case letters, digits and dashes; it becomes the app's subdomain.
+        </p>
+        <EnvFields rows={env} onChange={setEnv} />
+        {step.kind === 'uploading' && (
+          <label>
+            Uploading
+            <progress max={1} value={step.fraction}>
+              {Math.round(step.fraction * 100)}%
+            </progress>
+          </label>
+        )}
+        {step.kind === 'packing' && <p aria-live="polite">Packing the folder…</p>}
+        {problem && (
+          <p class="error" role="alert">
+            {problem}
+          </p>
+        )}
+        <button type="submit" class="primary" disabled={busy}>
+          Deploy
+        </button>
+      </form>
+    </>
+  );
+}
+
+const mb = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MB`;

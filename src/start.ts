@@ -43,13 +43,15 @@ export async function startSlipway(config: Config, options: StartOptions = {}): 
   const { host, port } = splitListen(config.server.listen);
   assertSafeBind(config, host);
   const tls = await resolveTls(config);
-  const store = openStore({
+  const logger = createLogger(options.logger ?? { level: 'info' });
+  const store = await openStore({
     backend: config.store.backend,
     path: config.store.path,
     dataDir: config.server.dataDir,
+    kubernetes: config.kubernetes,
+    log: serviceLog(logger),
   });
   const drain = new Drain();
-  const logger = createLogger(options.logger ?? { level: 'info' });
   let app: FastifyInstance | undefined;
   let bootstrap: BootstrapResult;
   try {
@@ -109,6 +111,10 @@ export async function startSlipway(config: Config, options: StartOptions = {}): 
         // The deploy services ran through the drain (the deploys in flight needed them); now
         // they stop (fastify's onClose), then the store, which they write to until then.
         await server.close();
+        // A store that writes behind (configmap) gets its last writes out first.
+        await store.flush?.().catch((err: unknown) => {
+          server.log.error({ err }, 'shutdown: the store could not write what it still held');
+        });
         store.close();
         server.log.info({ drainMs: ms }, 'shutdown complete');
       })();

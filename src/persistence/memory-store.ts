@@ -17,12 +17,28 @@ import {
 import { auditFromRow } from './rows.js';
 import type { Store, UserRecord, VersionRecord } from './store.js';
 
+export interface MemoryStoreOptions {
+  /** Audit events kept; past it the oldest go. Unbounded when omitted. */
+  maxAuditEvents?: number;
+}
+
+/** The memory store and a view of its live tables, for a backend that mirrors them (configmap). */
+export interface MemoryMirror {
+  store: Store;
+  /** The tables as they are now; replace records in them, never mutate one in place. */
+  tables(): MemoryState;
+}
+
 /**
  * The non-durable backend: same contract as the SQLite store, including its constraints, so code
  * tested against one behaves the same on the other. Each write validates before it mutates, which
  * makes single writes atomic without a snapshot; `transaction` snapshots and restores on a throw.
  */
-export function createMemoryStore(): Store {
+export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
+  return createMemoryMirror(options).store;
+}
+
+export function createMemoryMirror(options: MemoryStoreOptions = {}): MemoryMirror {
   let state = emptyState();
   let open = true;
   let depth = 0;
@@ -61,7 +77,7 @@ export function createMemoryStore(): Store {
     s.users.set(user.id, copyUser(user));
   };
 
-  return {
+  const store: Store = {
     backend: 'memory',
 
     ping: () => open,
@@ -230,6 +246,12 @@ export function createMemoryStore(): Store {
       if (s.auditIds.has(event.id)) throw constraintError('UNIQUE', 'audit_events.id');
       s.auditIds.add(event.id);
       s.audit.push({ seq: ++s.seq, event: auditFromRow(event) });
+      const max = options.maxAuditEvents;
+      if (max !== undefined && s.audit.length > max) {
+        for (const { event: gone } of s.audit.splice(0, s.audit.length - max)) {
+          s.auditIds.delete(gone.id);
+        }
+      }
     },
     listAudit(query) {
       const matching = db()
@@ -250,4 +272,5 @@ export function createMemoryStore(): Store {
       db().meta.set(key, value);
     },
   };
+  return { store, tables: () => state };
 }

@@ -1,18 +1,37 @@
 import { join } from 'node:path';
+import type { Config } from '../config/schema.js';
+import { loadKubeConfig } from '../kube/kube-config.js';
+import { openConfigMapStore } from './configmap/configmap-store.js';
+import type { Log } from './configmap/configmap-writer.js';
 import { createMemoryStore } from './memory-store.js';
 import { openSqliteStore } from './sqlite-store.js';
 import type { Store } from './store.js';
 
 export interface OpenStoreOptions {
-  backend: 'sqlite' | 'memory';
-  /** SQLite file; defaults to `<dataDir>/slipway.db`. Ignored by the memory backend. */
+  backend: Store['backend'];
+  /** SQLite file; defaults to `<dataDir>/slipway.db`. Ignored by the other backends. */
   path?: string;
   dataDir: string;
+  /** The cluster and namespace of the configmap backend. */
+  kubernetes?: Config['kubernetes'];
+  log?: Log;
 }
 
-/** Opens the configured backend; the one place that knows which implementations exist. */
-export function openStore(opts: OpenStoreOptions): Store {
+/**
+ * Opens the configured backend; the one place that knows which implementations exist. Async:
+ * the configmap backend loads what the API server holds before it answers.
+ */
+export async function openStore(opts: OpenStoreOptions): Promise<Store> {
   if (opts.backend === 'memory') return createMemoryStore();
+  if (opts.backend === 'configmap') {
+    const { kubernetes } = opts;
+    if (kubernetes === undefined) throw new TypeError('the configmap store needs `kubernetes`');
+    return openConfigMapStore({
+      kubeConfig: loadKubeConfig({ kubernetes }),
+      namespace: kubernetes.namespace,
+      log: opts.log,
+    });
+  }
   // An empty path (e.g. `SVC_STORE_PATH=`) means "not set", not "the current directory".
   const path =
     opts.path === undefined || opts.path === '' ? join(opts.dataDir, 'slipway.db') : opts.path;

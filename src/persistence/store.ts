@@ -1,12 +1,19 @@
 /**
- * The store: everything Slipway must not forget. Two backends implement it: `sqlite` (durable,
- * better-sqlite3 in WAL mode, the default) and `memory` (lost on restart). Calls are synchronous;
- * when a write returns, it is on disk (sqlite), so a handler may reply right after.
+ * The store: everything Slipway must not forget. Three backends implement it: `sqlite` (durable,
+ * better-sqlite3 in WAL mode, the default), `memory` (lost on restart) and `configmap` (Kubernetes
+ * ConfigMaps behind an in-memory mirror). Calls are synchronous; when a write returns, it is on
+ * disk (sqlite) or queued for the API server (configmap, see `flush`).
  */
 export interface Store {
-  readonly backend: 'sqlite' | 'memory';
+  readonly backend: 'sqlite' | 'memory' | 'configmap';
   /** True when the backend can answer (readiness). */
   ping(): boolean;
+  /**
+   * Resolves once every write made so far has landed where it lasts; rejects with a storage fault
+   * when the backend cannot take them now (they stay queued). Absent where a write that returned
+   * has already landed (sqlite, memory). Awaited before a change is acknowledged.
+   */
+  flush?(): Promise<void>;
   close(): void;
   /** Runs `fn` atomically: all its writes land or none do. */
   transaction<T>(fn: () => T): T;
@@ -58,6 +65,9 @@ export interface Store {
   setMeta(key: string, value: string): void;
 }
 
+/** Who may open an app's URL: anyone, or only holders of a grant (owner's bearer, share link). */
+export type Access = 'public' | 'private';
+
 export type Phase = 'Pending' | 'Claiming' | 'Starting' | 'Ready' | 'Suspended' | 'Failed';
 export type Role = 'admin' | 'user';
 export type UserStatus = 'active' | 'suspended';
@@ -85,6 +95,8 @@ export interface AppRecord {
   allowedHosts: string[];
   /** Idle time before suspend, Go duration text. */
   ttl: string;
+  /** Absent on rows stored before apps had an access setting: those were, and stay, public. */
+  access?: Access;
   currentVersion: number;
   createdAt: string;
   lastDeployedAt: string;
@@ -175,8 +187,8 @@ export interface ShareLinkRecord {
   revokedAt?: string;
 }
 
-/** A rollback is recorded as a deploy: the spec's actions are exactly these four. */
-export type AuditAction = 'deploy' | 'delete' | 'suspend' | 'resume';
+/** A rollback is recorded as a deploy; `update` is a change of the app's settings (its access). */
+export type AuditAction = 'deploy' | 'delete' | 'suspend' | 'resume' | 'update';
 
 export interface AuditEvent {
   id: string;

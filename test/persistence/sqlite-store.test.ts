@@ -180,26 +180,32 @@ describe('openStore', () => {
   });
   afterEach(() => tmp.cleanup());
 
-  it('defaults the sqlite file to <dataDir>/slipway.db', () => {
-    const store = openStore({ backend: 'sqlite', dataDir: tmp.dir });
+  it('defaults the sqlite file to <dataDir>/slipway.db', async () => {
+    const store = await openStore({ backend: 'sqlite', dataDir: tmp.dir });
     store.close();
     expect(store.backend).toBe('sqlite');
     expect(existsSync(join(tmp.dir, 'slipway.db'))).toBe(true);
   });
 
-  it('uses an explicit path and treats an empty one as unset', () => {
+  it('uses an explicit path and treats an empty one as unset', async () => {
     const custom = join(tmp.dir, 'custom', 'store.db');
-    openStore({ backend: 'sqlite', path: custom, dataDir: tmp.dir }).close();
+    (await openStore({ backend: 'sqlite', path: custom, dataDir: tmp.dir })).close();
     expect(existsSync(custom)).toBe(true);
     expect(existsSync(join(tmp.dir, 'slipway.db'))).toBe(false);
-    openStore({ backend: 'sqlite', path: '', dataDir: tmp.dir }).close();
+    (await openStore({ backend: 'sqlite', path: '', dataDir: tmp.dir })).close();
     expect(existsSync(join(tmp.dir, 'slipway.db'))).toBe(true);
   });
 
-  it('opens the memory backend without touching the disk', () => {
-    const store = openStore({ backend: 'memory', dataDir: join(tmp.dir, 'unused') });
+  it('opens the memory backend without touching the disk', async () => {
+    const store = await openStore({ backend: 'memory', dataDir: join(tmp.dir, 'unused') });
     expect(store.backend).toBe('memory');
     expect(existsSync(join(tmp.dir, 'unused'))).toBe(false);
     store.close();
+  });
+
+  it('refuses the configmap backend without the kubernetes settings', async () => {
+    await expect(openStore({ backend: 'configmap', dataDir: tmp.dir })).rejects.toThrow(
+      /needs `kubernetes`/,
+    );
   });
 });

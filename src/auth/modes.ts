@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { ConfigError } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import type { Role, Store } from '../persistence/store.js';
@@ -38,9 +39,16 @@ export interface AuthModeContext {
 }
 
 export interface VerifyContext {
-  request: FastifyRequest;
+  /** A control-plane request, or an app host's raw one (a private app's owner, see app-access.ts). */
+  request: VerifyRequest;
   /** The bearer token of the request; throws 401 when it is missing or malformed. */
   bearer(): string;
+}
+
+/** What a mode may read of a request: its headers and its socket. */
+export interface VerifyRequest {
+  headers: IncomingHttpHeaders;
+  raw: IncomingMessage;
 }
 
 /** Who a verified credential speaks for. */

@@ -1,12 +1,13 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
+import type { IncomingMessage } from 'node:http';
 import { durationMs } from '../config/schema.js';
 import { AppError, unauthenticated } from '../errors.js';
 import '../http/types.js';
 import { parseBearer } from './bearer.js';
 import type { Identity } from './identity.js';
 import { IdentityCache } from './identity-cache.js';
-import { createAuthMode, type AuthMode, type Principal } from './modes.js';
+import { createAuthMode, type AuthMode, type Principal, type VerifyRequest } from './modes.js';
 import { isProtectedPath, pathForms } from './paths.js';
 import { loadOrProvision } from './provision.js';
 
@@ -35,6 +36,11 @@ export interface AuthRuntime {
    * when the credential is missing or invalid: open paths answer either way, never 401.
    */
   identify(request: FastifyRequest): Promise<Identity | undefined>;
+  /**
+   * The same for a request fastify never sees (an app host's, routed before it): the identity its
+   * credential speaks for, or undefined. Auth disabled: everyone is the admin, as everywhere.
+   */
+  identifyMessage(message: IncomingMessage): Promise<Identity | undefined>;
 }
 
 declare module 'fastify' {
@@ -65,16 +71,18 @@ async function authPlugin(app: FastifyInstance): Promise<void> {
   const exemptions: Array<(request: FastifyRequest) => boolean> = [];
   const serviceTokens: Array<{ prefix: string; digest: Buffer; identity: Identity }> = [];
 
-  const identify = async (request: FastifyRequest): Promise<Identity | undefined> => {
-    if (request.identity) return request.identity;
+  const identify = async (
+    request: VerifyRequest,
+    log: FastifyBaseLogger,
+  ): Promise<Identity | undefined> => {
     if (!mode) return { ...NO_AUTH_IDENTITY, scopes: [] };
     try {
       const bearer = () => parseBearer(request.headers.authorization);
-      return await resolveIdentity(mode, await mode.verify({ request, bearer }), request);
+      return await resolveIdentity(mode, await mode.verify({ request, bearer }), log);
     } catch (err) {
       // An open path must answer even when the identity provider does not: no identity, then.
       if (!(err instanceof AppError && err.status === 401)) {
-        request.log.warn({ err }, 'identifying the caller of an open path failed');
+        log.warn({ err }, 'identifying the caller of an open path failed');
       }
       return undefined;
     }
@@ -91,7 +99,9 @@ async function authPlugin(app: FastifyInstance): Promise<void> {
     serviceToken: (prefix: string, token: string, identity: Identity) => {
       serviceTokens.push({ prefix, digest: sha256(token), identity });
     },
-    identify: (request: FastifyRequest) => identify(request),
+    identify: async (request: FastifyRequest) => request.identity ?? identify(request, request.log),
+    identifyMessage: (message: IncomingMessage) =>
+      identify({ headers: message.headers, raw: message }, app.log),
   } satisfies AuthRuntime);
 
   for (const route of mode?.loginRoutes ?? []) {
@@ -112,13 +122,12 @@ async function authPlugin(app: FastifyInstance): Promise<void> {
   const resolveIdentity = async (
     active: AuthMode,
     principal: Principal,
-    request: FastifyRequest,
+    log: FastifyBaseLogger,
   ) => {
     let record = cache.get(principal.userId);
     if (!record) {
       record = await loadOrProvision(store, principal, {
-        onRetry: (err, attempt) =>
-          request.log.warn({ err, attempt }, 'user provisioning failed; retrying'),
+        onRetry: (err, attempt) => log.warn({ err, attempt }, 'user provisioning failed; retrying'),
       });
       cache.set(record);
     }
@@ -152,7 +161,7 @@ async function authPlugin(app: FastifyInstance): Promise<void> {
         request,
         bearer: () => parseBearer(request.headers.authorization),
       });
-      request.identity = await resolveIdentity(mode, principal, request);
+      request.identity = await resolveIdentity(mode, principal, request.log);
     } catch (err) {
       if (err instanceof AppError && err.status === 401) {
         void reply.header('www-authenticate', challenge(mode, config.server.baseURL, request));

@@ -69,6 +69,7 @@ const ENV_KEYS: ReadonlyArray<[string, string, Kind]> = [
   ['SVC_TLS_CERT_FILE', 'auth.tls.certFile', 'string'],
   ['SVC_TLS_KEY_FILE', 'auth.tls.keyFile', 'string'],
   ['SVC_TLS_AUTO', 'auth.tls.autoTLS', 'boolean'],
+  ['SVC_APPS_DEFAULT_ACCESS', 'apps.defaultAccess', 'string'],
   ['SVC_STORE_BACKEND', 'store.backend', 'string'],
   ['SVC_STORE_PATH', 'store.path', 'string'],
   ['SVC_RUNTIME_BACKEND', 'runtime.backend', 'string'],

@@ -134,6 +134,15 @@ export const configSchema = z.strictObject({
       kubeconfig: z.string().min(1).optional(),
     })
     .prefault({}),
+  apps: z
+    .strictObject({
+      /**
+       * The access of a new app deployed without `access`: `private` apps answer only their owner's
+       * (or an admin's) bearer token and visitors holding a share link's grant.
+       */
+      defaultAccess: z.enum(['public', 'private']).default('public'),
+    })
+    .prefault({}),
   store: z
     .strictObject({
       backend: z.enum(['sqlite', 'memory']).default('sqlite'),

@@ -7,11 +7,13 @@ import {
 import type { Duplex } from 'node:stream';
 import type { AppRegistry } from '../actors/registry.js';
 import type { Sandbox } from '../runtime/runtime.js';
+import type { AppAccess } from './app-access.js';
+import { answerAdmission, refuseUpgrade } from './app-signin.js';
 import type { PublicUrls } from './public-urls.js';
 
 /**
  * Routes `Host: <name>.<apps domain>` requests to the app's sandbox, before fastify sees them:
- * streaming both ways, websockets included. A Suspended app is woken and the request held until it
+ * streaming both ways, websockets included, once the app's access lets them through. A Suspended app is woken and the request held until it
  * is Ready; every request pushes the app's idle deadline.
  */
 export class AppRouter {
@@ -20,6 +22,8 @@ export class AppRouter {
   constructor(
     private readonly registry: AppRegistry,
     private readonly urls: PublicUrls,
+    /** Who may reach each app: checked before anything wakes or reaches it. */
+    private readonly access: AppAccess,
     private readonly log: (level: 'error', msg: string, extra?: object) => void,
     private readonly wakeWaitMs = 30_000,
   ) {}
@@ -36,6 +40,8 @@ export class AppRouter {
   }
 
   async handle(name: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const admission = await this.access.admit(name, req);
+    if (admission.kind !== 'pass') return answerAdmission(res, req, name, admission);
     const sandbox = await this.registry.route(name, { waitMs: this.wakeWaitMs });
     if (!sandbox) return this.notServing(name, res);
     this.registry.touch(name);
@@ -88,6 +94,10 @@ export class AppRouter {
   /** Websocket (or any) upgrade: the request head is replayed to the app, then bytes flow both ways. */
   async upgrade(name: string, req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     socket.on('error', () => socket.destroy());
+    if ((await this.access.admit(name, req)).kind !== 'pass') {
+      socket.end(refuseUpgrade(name));
+      return;
+    }
     const sandbox = await this.registry.route(name, { waitMs: this.wakeWaitMs });
     if (!sandbox) {
       const status =

@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppRegistry } from '../actors/registry.js';
 import { requireIdentity } from '../auth/guards.js';
 import { AppError } from '../errors.js';
+import type { Access } from '../persistence/store.js';
 import type { AppService } from '../services/app-service.js';
 import { deployFailure } from '../services/deploy-failure.js';
 import { appView } from '../services/app-view.js';
@@ -14,12 +15,13 @@ import {
   appSchema,
   deployResponse,
   listQuery,
+  updateAppBody,
 } from './apps-schemas.js';
 
 const METADATA_MAX_BYTES = 256 * 1024;
 const LAST_LOG_LINES = 20;
 
-/** `/v1/deploy` and `/v1/apps*`: deploy, list, get, delete, suspend, resume (spec §4). */
+/** `/v1/deploy` and `/v1/apps*`: deploy, list, get, update, delete, suspend, resume (spec §4). */
 export function appsRoutes(service: AppService, registry: AppRegistry, maxSourceBytes: number) {
   return async function routes(app: FastifyInstance): Promise<void> {
     await app.register(multipart, {
@@ -67,6 +69,15 @@ export function appsRoutes(service: AppService, registry: AppRegistry, maxSource
       '/v1/apps/:id',
       { schema: { params: appIdParams, response: { 200: appSchema } } },
       async (request) => appView(service.get(requireIdentity(request), idOf(request))),
+    );
+
+    app.patch(
+      '/v1/apps/:id',
+      { schema: { params: appIdParams, body: updateAppBody, response: { 200: appSchema } } },
+      async (request) => {
+        const { access } = request.body as { access: Access };
+        return appView(await service.setAccess(requireIdentity(request), idOf(request), access));
+      },
     );
 
     app.delete('/v1/apps/:id', { schema: { params: appIdParams } }, async (request, reply) => {

@@ -64,6 +64,7 @@ export const appSchema = {
       type: 'array',
       items: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
     },
+    access: { type: 'string', enum: ['public', 'private'] },
   },
   required: [
     'app_id',
@@ -77,7 +78,16 @@ export const appSchema = {
     'live_version',
     'last_deploy',
     'env',
+    'access',
   ],
+} as const;
+
+/** PATCH /v1/apps/{id}: the settings an owner changes without a deploy. */
+export const updateAppBody = {
+  type: 'object',
+  properties: { access: { type: 'string', enum: ['public', 'private'] } },
+  required: ['access'],
+  additionalProperties: false,
 } as const;
 
 export const appListResponse = {

@@ -6,7 +6,7 @@ const auditQuery = {
   type: 'object',
   properties: {
     actor: { type: 'string', minLength: 1 },
-    action: { type: 'string', enum: ['deploy', 'delete', 'suspend', 'resume'] },
+    action: { type: 'string', enum: ['deploy', 'delete', 'suspend', 'resume', 'update'] },
     app: { type: 'string', minLength: 1 },
     limit: { type: 'integer', minimum: 1, maximum: AUDIT_MAX_LIMIT, default: AUDIT_DEFAULT_LIMIT },
   },

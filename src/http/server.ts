@@ -113,6 +113,8 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   // Auth before any route plugin: its onRequest hook guards every protected path.
   await app.register(authPlugin);
   app.auth.serviceToken('/internal/sources/', deploy.agentToken, AGENT_IDENTITY);
+  // A private app's host reads its owner's bearer token as the API does.
+  deploy.access.identifyWith((message) => app.auth.identifyMessage(message));
   await app.register(metricsPlugin);
   await app.register(probesPlugin);
   await app.register(docsPlugin);

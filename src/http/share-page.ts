@@ -3,18 +3,19 @@ import type { ShareView } from '../services/share-links.js';
 /**
  * The public page of a share link, `/share/{token}`: one self-contained HTML document (no external
  * assets). An open link shows the app at once; a protected one shows a password form whose script
- * POSTs to `/api/share/{token}` and then shows the app. Every value is escaped where it lands, and
+ * POSTs to `/api/share/{token}` and then shows the app. A private app is never framed: an open
+ * link's page links `/share/{token}/open`, and the script sends the tab to the app's `grant_url`. Every value is escaped where it lands, and
  * the script builds the revealed view with textContent and attributes, never with HTML strings.
  */
 export type SharePage =
-  | { kind: 'open'; view: ShareView }
+  | { kind: 'open'; view: ShareView; token: string }
   | { kind: 'protected'; token: string; nonce: string }
   | { kind: 'error'; title: string; message: string };
 
 export function renderSharePage(page: SharePage): string {
   switch (page.kind) {
     case 'open':
-      return documentOf(escapeHtml(page.view.name), appSection(page.view));
+      return documentOf(escapeHtml(page.view.name), appSection(page.view, page.token));
     case 'protected':
       return documentOf('Protected app', passwordSection(page.token), unlockScript(page.nonce));
     case 'error':
@@ -69,12 +70,20 @@ export function safeUrl(url: string): string | undefined {
   }
 }
 
-function appSection(view: ShareView): string {
+function appSection(view: ShareView, token: string): string {
   const url = safeUrl(view.url);
   const name = escapeHtml(view.name);
   const status = `<p>Status: <span id="status">${escapeHtml(view.status)}</span></p>`;
   if (!url) {
     return `<main><h1>${name}</h1>${status}<p>The app is not live yet; try again shortly.</p></main>`;
+  }
+  // A private app is not framed: its access cookie is set by a top-level visit to its host only.
+  if (view.access === 'private') {
+    const open = `/share/${encodeURIComponent(token)}/open`;
+    return (
+      `<main><h1>${name}</h1>${status}<p>This app is private; this link lets you in.</p>` +
+      `<p><a id="app-link" href="${escapeHtml(open)}" rel="noreferrer">Open ${name}</a></p></main>`
+    );
   }
   const href = escapeHtml(url);
   return (
@@ -109,13 +118,24 @@ function unlockScript(nonce: string): string {
     if (text !== undefined) node.textContent = text;
     return node;
   }
+  function web(text) {
+    var url = null;
+    try { url = new URL(text); } catch (e) { url = null; }
+    return url && (url.protocol === 'http:' || url.protocol === 'https:') ? url : null;
+  }
   function show(view) {
     main.replaceChildren(el('h1', {}, view.name), el('p', {}, 'Status: ' + view.status));
     document.title = view.name;
-    var url = null;
-    try { url = new URL(view.url); } catch (e) { url = null; }
-    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+    var url = web(view.url);
+    if (!url) {
       main.appendChild(el('p', {}, 'The app is not live yet; try again shortly.'));
+      return;
+    }
+    // A private app: this one-time address through its host lets the visitor in, in this tab.
+    var grant = view.access === 'private' ? web(view.grant_url) : null;
+    if (grant) {
+      main.appendChild(el('p', {}, 'Opening the app…'));
+      location.assign(grant.href);
       return;
     }
     var p = el('p', {});

@@ -9,7 +9,8 @@ import { passwordOf, tokenParams } from './share-schemas.js';
 
 /**
  * Share links (spec §4): creation and listing under /v1/apps/{id}, the public resolve under
- * /api/share/{token} (open by the auth plugin's path table), revoke, and the public page.
+ * /api/share/{token} (open by the auth plugin's path table), revoke, and the public page with
+ * its way into a private app.
  */
 export function shareRoutes(shares: ShareService) {
   return async function routes(app: FastifyInstance): Promise<void> {
@@ -45,6 +46,25 @@ export function shareRoutes(shares: ShareService) {
     app.get('/share/:token', { schema: { params: tokenParams } }, async (request, reply) =>
       sendPage(reply, pageFor(shares, tokenOf(request))),
     );
+
+    // The page's "Open" of an open link: a private app's code is minted now, when it is used.
+    app.get('/share/:token/open', { schema: { params: tokenParams } }, async (request, reply) => {
+      const token = tokenOf(request);
+      let target: string | undefined;
+      try {
+        target = shares.open(token);
+      } catch (err) {
+        if (!(err instanceof AppError && err.code === 'password_required')) {
+          return sendPage(reply, errorPage(err));
+        }
+      }
+      // A protected link, or an app not live yet: its page asks for the password or says so.
+      const location = target ?? `/share/${token}`;
+      return reply
+        .status(303)
+        .headers({ location, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' })
+        .send();
+    });
   };
 }
 
@@ -57,20 +77,24 @@ const tokenOf = (request: FastifyRequest): string => (request.params as { token:
 function pageFor(shares: ShareService, token: string): { status: number; page: SharePage } {
   try {
     const state = shares.peek(token);
-    if (state.kind === 'open') return { status: 200, page: state };
+    if (state.kind === 'open') return { status: 200, page: { ...state, token } };
     const nonce = randomBytes(16).toString('base64');
     return { status: 200, page: { kind: 'protected', token, nonce } };
   } catch (err) {
-    if (!(err instanceof AppError)) throw err;
-    if (err.status === 404) {
-      const message = 'This share link does not exist, has expired or was revoked.';
-      return { status: 404, page: { kind: 'error', title: 'Link not found', message } };
-    }
-    return {
-      status: err.status,
-      page: { kind: 'error', title: 'Share link unavailable', message: err.message },
-    };
+    return errorPage(err);
   }
+}
+
+function errorPage(err: unknown): { status: number; page: SharePage } {
+  if (!(err instanceof AppError)) throw err;
+  if (err.status === 404) {
+    const message = 'This share link does not exist, has expired or was revoked.';
+    return { status: 404, page: { kind: 'error', title: 'Link not found', message } };
+  }
+  return {
+    status: err.status,
+    page: { kind: 'error', title: 'Share link unavailable', message: err.message },
+  };
 }
 
 function sendPage(reply: FastifyReply, { status, page }: { status: number; page: SharePage }) {

@@ -144,6 +144,12 @@ export const migrations: readonly Migration[] = [
       ALTER TABLE versions ADD COLUMN build TEXT;
     `,
   },
+  {
+    description: 'app access: public or private (NULL: a row from before, public as it was)',
+    sql: `
+      ALTER TABLE apps ADD COLUMN access TEXT CHECK (access IN ('public', 'private'));
+    `,
+  },
 ];
 
 /**

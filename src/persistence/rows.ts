@@ -1,4 +1,5 @@
 import type {
+  Access,
   AppRecord,
   AuditAction,
   AuditEvent,
@@ -36,6 +37,7 @@ export interface AppRow {
   env: string;
   allowed_hosts: string;
   ttl: string;
+  access: string | null;
   current_version: number;
   created_at: string;
   last_deployed_at: string;
@@ -122,6 +124,8 @@ export function appFromRow(row: AppRow): AppRecord {
   opt(app, 'url', row.url);
   opt(app, 'entrypoint', row.entrypoint);
   opt(app, 'build', row.build);
+  // Only putApp writes this column, always from a typed AppRecord.
+  opt(app, 'access', row.access as Access | null);
   opt(app, 'liveVersion', row.live_version);
   if (row.last_deploy !== null) app.lastDeploy = deployFromJson(row.last_deploy);
   opt(app, 'snapshot', row.snapshot);
@@ -145,6 +149,7 @@ export function appToRow(app: AppRecord): AppRow {
     env: envToJson(app.env),
     allowed_hosts: JSON.stringify(app.allowedHosts),
     ttl: app.ttl,
+    access: app.access ?? null,
     current_version: app.currentVersion,
     created_at: app.createdAt,
     last_deployed_at: app.lastDeployedAt,

@@ -19,7 +19,7 @@ interface AuditFilter {
 const APP_COLS =
   'id, name, owner_id, department, phase, reason, message, url, lane, template, entrypoint, ' +
   'env, allowed_hosts, ttl, current_version, created_at, last_deployed_at, live_version, ' +
-  'last_deploy, snapshot, build';
+  'last_deploy, snapshot, build, access';
 const VERSION_COLS =
   'app_id, version, timestamp, template, lane, entrypoint, source_hash, source_key, ' +
   'rolled_back_from, env, allowed_hosts, ttl, outcome, reason, message, build';

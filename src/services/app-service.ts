@@ -3,7 +3,7 @@ import { isAdmin, type Identity } from '../auth/identity.js';
 import type { Config } from '../config/schema.js';
 import { notFound } from '../errors.js';
 import type { StorageHealth } from '../persistence/storage-health.js';
-import type { AppRecord, Store } from '../persistence/store.js';
+import type { Access, AppRecord, Store } from '../persistence/store.js';
 import { classify } from '../sources/classify.js';
 import { mintSourceKey } from '../sources/keys.js';
 import type { SourceStore } from '../sources/source-store.js';
@@ -101,6 +101,7 @@ export class AppService {
           sourceKey,
           sourceHash: info.hash,
           now,
+          defaultAccess: config.apps.defaultAccess,
         });
         store.putApp(rows.app);
         store.addVersion(rows.version);
@@ -168,6 +169,32 @@ export class AppService {
     const outcome = app.phase !== 'Suspended' ? 'noop' : after.phase === 'Failed' ? 'failed' : 'ok';
     this.actions.recorded(identity, 'resume', after, outcome, this.audit.hashOf(id));
     return after;
+  }
+
+  /**
+   * Owner or admin: makes the app public or private, from the next request on (a private app's
+   * URL needs a grant, see src/http/app-access.ts). Audited as `update`; `noop` when unchanged.
+   */
+  async setAccess(identity: Identity, id: string, access: Access): Promise<AppRecord> {
+    const before = this.actions.authorize(identity, 'update', id);
+    const after = await this.actions.attempt(identity, 'update', id, {
+      run: async () => this.storeAccess(id, access),
+    });
+    const outcome = (before.access ?? 'public') === access ? 'noop' : 'ok';
+    this.actions.recorded(identity, 'update', after, outcome, this.audit.hashOf(id));
+    return after;
+  }
+
+  private storeAccess(id: string, access: Access): AppRecord {
+    const { store } = this.deps;
+    return store.transaction(() => {
+      // Read inside the transaction: the machine writes its fields over the row as stored.
+      const app = store.getApp(id);
+      if (!app) throw notFound('app');
+      const next: AppRecord = { ...app, access };
+      store.putApp(next);
+      return next;
+    });
   }
 
   private mustGet(id: string): AppRecord {

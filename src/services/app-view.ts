@@ -1,4 +1,4 @@
-import type { AppRecord, DeployRecord, EnvItem } from '../persistence/store.js';
+import type { Access, AppRecord, DeployRecord, EnvItem } from '../persistence/store.js';
 
 /** The spec's App resource (§2): list item, single-app response and rollback response. */
 export interface AppView {
@@ -17,6 +17,8 @@ export interface AppView {
   last_deploy: DeployRecord | null;
   /** The env of the release that serves (of the newest deploy while none does), names only. */
   env: { name: string }[];
+  /** Who may open the URL: anyone, or only the owner, admins and share-link visitors. */
+  access: Access;
 }
 
 /** Env names without their values, for every view. */
@@ -39,6 +41,7 @@ export function appView(app: AppRecord): AppView {
     live_version: app.phase === 'Failed' ? null : (app.liveVersion ?? null),
     last_deploy: app.lastDeploy ?? null,
     env: envNames(app.env),
+    access: app.access ?? 'public',
   };
   if (app.url) view.url = app.url;
   return view;

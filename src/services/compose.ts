@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { AppRegistry } from '../actors/registry.js';
 import { ConfigError } from '../config/load.js';
 import { durationMs, type Config } from '../config/schema.js';
+import { AppAccess } from '../http/app-access.js';
 import { AppRouter } from '../http/app-router.js';
 import { PublicUrls } from '../http/public-urls.js';
 import { guardStore } from '../persistence/guarded-store.js';
@@ -13,6 +14,7 @@ import { createLocalRuntime } from '../runtime/local/local-runtime.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { createDiskSourceStore } from '../sources/disk-source-store.js';
 import type { SourceStore } from '../sources/source-store.js';
+import { AppGrants } from './app-grants.js';
 import { AppService } from './app-service.js';
 import { AuditTrail } from './audit-trail.js';
 import { OrphanBlobSweeper } from './orphan-blobs.js';
@@ -33,6 +35,8 @@ export interface DeployServices {
   /** Share links, for the HTTP routes and the MCP tools alike. */
   shares: ShareService;
   router: AppRouter;
+  /** Private apps' gate; server.ts tells it how to read a request's credential. */
+  access: AppAccess;
   /** The one shared token of the in-sandbox agents (spec §4 /internal/sources); never logged. */
   agentToken: string;
   /** What this installation can run (`GET /v1/templates`, MCP `get_platform_info`). */
@@ -102,13 +106,16 @@ export function createDeployServices(config: Config, rawStore: Store, log: Log):
   // Idle suspends and wakes on request: the system acts, and the trail says so.
   audit.follow(registry);
   const apps = new AppService({ store, sourceStore, registry, config, log, audit, storage });
+  const grants = new AppGrants(store);
   const shares = new ShareService({
     store,
     apps,
+    grants,
     // server.baseURL when set; else the running base URL, known once the listener is up.
     baseURL: () => config.server.baseURL ?? urls.baseURL,
   });
-  const router = new AppRouter(registry, urls, log);
+  const access = new AppAccess(store, grants);
+  const router = new AppRouter(registry, urls, access, log);
   const orphans = new OrphanBlobSweeper({ store, sourceStore, log });
   let started = false;
   return {
@@ -121,6 +128,7 @@ export function createDeployServices(config: Config, rawStore: Store, log: Log):
     apps,
     shares,
     router,
+    access,
     agentToken,
     platform: () => platformInfo(runtime, config, urls),
     async start(baseURL) {

@@ -1,6 +1,6 @@
 import { AppError } from '../errors.js';
 import { parseDuration } from '../config/duration.js';
-import type { EnvItem } from '../persistence/store.js';
+import type { Access, EnvItem } from '../persistence/store.js';
 import { parseHostEntry } from '../runtime/local/egress-hosts.js';
 import { APP_NAME, APP_NAME_MAX } from '../sources/app-name.js';
 import { TEMPLATES } from '../sources/classify.js';
@@ -12,6 +12,8 @@ export interface DeployMetadata {
   env: EnvItem[];
   allowedHosts: string[];
   ttl: string;
+  /** Absent: a new app gets `apps.defaultAccess`, an existing one keeps its access. */
+  access?: Access;
 }
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -41,16 +43,30 @@ export function parseMetadataJson(text: string | undefined): DeployMetadata {
 /** Validates a metadata object (HTTP and MCP share it). */
 export function validateMetadata(value: unknown): DeployMetadata {
   if (!isObject(value)) throw bad('metadata', 'must be a JSON object');
-  const known = new Set(['name', 'runtime', 'env', 'egress', 'ttl']);
+  const known = new Set(['name', 'runtime', 'env', 'egress', 'ttl', 'access']);
   for (const key of Object.keys(value))
     if (!known.has(key)) throw bad(key, 'is not a metadata field');
-  return {
+  const metadata: DeployMetadata = {
     name: validateName(value.name),
     runtime: validateRuntime(value.runtime),
     env: validateEnv(value.env),
     allowedHosts: validateEgress(value.egress),
     ttl: validateTtl(value.ttl),
   };
+  const access = validateAccess(value.access, 'metadata.access');
+  if (access !== undefined) metadata.access = access;
+  return metadata;
+}
+
+/** `public` or `private`; absent (or null) is undefined. `field` names it in the 400. */
+export function validateAccess(access: unknown, field: string): Access | undefined {
+  if (access === undefined || access === null) return undefined;
+  if (access !== 'public' && access !== 'private') {
+    throw new AppError(400, 'bad_metadata', `${field} must be "public" or "private"`, {
+      field: field.replace(/^metadata\./, ''),
+    });
+  }
+  return access;
 }
 
 export function validateName(name: unknown): string {

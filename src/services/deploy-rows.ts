@@ -3,7 +3,7 @@
  * app's head row. Both record what the classifier decided, or why the source cannot run.
  */
 import type { Identity } from '../auth/identity.js';
-import type { AppRecord, VersionRecord } from '../persistence/store.js';
+import type { Access, AppRecord, VersionRecord } from '../persistence/store.js';
 import type { Classification } from '../sources/classify.js';
 import type { DeployMetadata } from './deploy-metadata.js';
 
@@ -17,10 +17,15 @@ export interface ReleaseInput {
   sourceKey: string;
   sourceHash: string;
   now: string;
+  /** `apps.defaultAccess`: a new app's access when the metadata names none. */
+  defaultAccess: Access;
 }
 
 export function releaseRows(input: ReleaseInput): { app: AppRecord; version: VersionRecord } {
   const { metadata, identity, plan, existing, version, now } = input;
+  // Who may open the app is the owner's choice, not the release's: it holds even when the release
+  // cannot run, and a redeploy that names none keeps it (rows from before it are public).
+  const access = metadata.access ?? existing?.access ?? (existing ? 'public' : input.defaultAccess);
   const runtime = {
     lane: plan.ok ? plan.lane : (metadata.runtime.lane ?? 'fast'),
     template: plan.ok ? plan.template : (metadata.runtime.template ?? 'unknown'),
@@ -44,7 +49,9 @@ export function releaseRows(input: ReleaseInput): { app: AppRecord; version: Ver
   };
   // A release that cannot run leaves a live app as it is: its version records why, and the
   // machine, which fails it before any sandbox, keeps the live release serving.
-  if (failure && existing) return { app: { ...existing, lastDeployedAt: now }, version: release };
+  if (failure && existing) {
+    return { app: { ...existing, access, lastDeployedAt: now }, version: release };
+  }
   const app: AppRecord = {
     id: metadata.name,
     name: metadata.name,
@@ -58,6 +65,7 @@ export function releaseRows(input: ReleaseInput): { app: AppRecord; version: Ver
     env: metadata.env,
     allowedHosts: metadata.allowedHosts,
     ttl: metadata.ttl,
+    access,
     currentVersion: existing?.currentVersion ?? 0,
     createdAt: existing?.createdAt ?? now,
     lastDeployedAt: now,

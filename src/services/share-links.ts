@@ -8,6 +8,8 @@ import { GuessLimiter } from './share-guesses.js';
 import { hashPassword, MAX_PASSWORD_LENGTH, verifyPassword } from './share-password.js';
 import { parseCreateInput, type CreateShareInput } from './share-input.js';
 import { shareLinkView, type ShareLinkView, type ShareView } from './share-view.js';
+import { grantUrl, type AppGrants } from './app-grants.js';
+import { expired, liveLink, TOKEN } from './share-live.js';
 
 export type { CreateShareInput } from './share-input.js';
 export type { ShareLinkView, ShareView } from './share-view.js';
@@ -99,8 +101,22 @@ export class ShareService {
    */
   peek(token: string): { kind: 'open'; view: ShareView } | { kind: 'protected' } {
     const { link, app } = this.activeLink(token);
-    if (link.passwordHash === undefined) return { kind: 'open', view: viewOf(app) };
-    return { kind: 'protected' };
+    if (link.passwordHash !== undefined) return { kind: 'protected' };
+    // No code: the page sends a private app's visitor through `/share/<token>/open`, which mints
+    // one when it is clicked, not when the page was drawn.
+    return { kind: 'open', view: baseView(app) };
+  }
+
+  /**
+   * Where `/share/<token>/open` sends the visitor of an open link: through the app's host with a
+   * fresh code for a private app, straight to it for a public one; undefined while the app has no
+   * URL yet. A protected link needs its password first: 401 `password_required`.
+   */
+  open(token: string): string | undefined {
+    const { link, app } = this.activeLink(token);
+    if (link.passwordHash !== undefined) throw passwordRequired();
+    const view = this.viewOf(link, app);
+    return view.grant_url ?? (view.url || undefined);
   }
 
   /**
@@ -109,14 +125,8 @@ export class ShareService {
    */
   async resolve(token: string, password?: string, client = 'unknown'): Promise<ShareView> {
     const { link, app } = this.activeLink(token);
-    if (link.passwordHash === undefined) return viewOf(app);
-    if (password === undefined || password === '') {
-      throw new AppError(
-        401,
-        'password_required',
-        'this share link needs a password: POST {"password": "..."} to this URL',
-      );
-    }
+    if (link.passwordHash === undefined) return this.viewOf(link, app);
+    if (password === undefined || password === '') throw passwordRequired();
     // No password this long was ever accepted: refuse it before it costs a hash or a guess.
     if (password.length > MAX_PASSWORD_LENGTH) {
       throw new AppError(401, 'invalid_password', 'wrong password for this share link');
@@ -131,25 +141,27 @@ export class ShareService {
     }
     if (!ok) throw new AppError(401, 'invalid_password', 'wrong password for this share link');
     // The link may have been revoked or the app deleted while the hash was computed.
-    return viewOf(this.activeLink(token).app);
+    const now = this.activeLink(token);
+    return this.viewOf(now.link, now.app);
   }
 
   private activeLink(token: string): { link: ShareLinkRecord; app: AppRecord } {
     this.requireDurableStore();
-    const { store } = this.deps;
-    const link = TOKEN.test(token) ? store.getShareLink(token) : undefined;
-    const app = link && store.getApp(link.appId);
-    const gone =
-      !link ||
-      !app ||
-      link.revokedAt !== undefined ||
-      expired(link, this.now()) ||
-      // Deleting an app deletes its links; this also holds for a row that somehow survived:
-      // an app created later under the same name (or by another owner) never inherits it.
-      app.ownerId !== link.ownerId ||
-      app.createdAt > link.createdAt;
-    if (gone) throw notFound('share link');
-    return { link, app };
+    const live = liveLink(this.deps.store, token, this.now());
+    if (!live) throw notFound('share link');
+    return live;
+  }
+
+  /**
+   * What a visitor of the link sees. A private app's view carries a fresh single-use `grant_url`
+   * through the app's host (app-grants.ts): opening it is what lets the visitor in.
+   */
+  private viewOf(link: ShareLinkRecord, app: AppRecord): ShareView {
+    const view = baseView(app);
+    if (view.access === 'private' && app.url) {
+      view.grant_url = grantUrl(app.url, this.deps.grants.issueCode(link));
+    }
+    return view;
   }
 
   /** The app if the caller owns it; auth disabled skips ownership, as everywhere. */
@@ -174,18 +186,22 @@ export interface ShareServiceDeps {
   apps: Pick<AppService, 'get'>;
   /** `server.baseURL` when set, else the base URL the server runs at. */
   baseURL: () => string;
+  /** Mints the codes that let a private app's visitors in. */
+  grants: Pick<AppGrants, 'issueCode'>;
   limiter?: GuessLimiter;
   now?: () => number;
 }
 
-/** 32 random bytes, hex: anything else cannot be a token, so it is not looked up. */
-const TOKEN = /^[0-9a-f]{64}$/;
+const passwordRequired = (): AppError =>
+  new AppError(
+    401,
+    'password_required',
+    'this share link needs a password: POST {"password": "..."} to this URL',
+  );
 
-const expired = (link: ShareLinkRecord, now: number): boolean =>
-  link.expiresAt !== undefined && Date.parse(link.expiresAt) <= now;
-
-const viewOf = (app: AppRecord): ShareView => ({
+const baseView = (app: AppRecord): ShareView => ({
   name: app.name,
   status: app.phase,
   url: app.url ?? '',
+  access: app.access ?? 'public',
 });

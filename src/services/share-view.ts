@@ -1,4 +1,4 @@
-import type { ShareLinkRecord } from '../persistence/store.js';
+import type { Access, ShareLinkRecord } from '../persistence/store.js';
 
 /** The spec's ShareLink (§2): never the password or its hash. */
 export interface ShareLinkView {
@@ -19,6 +19,12 @@ export interface ShareView {
   name: string;
   status: string;
   url: string;
+  access: Access;
+  /**
+   * A private app only: the single-use address (valid about a minute) through the app's host that
+   * lets this visitor in; the plain `url` answers 401 without it.
+   */
+  grant_url?: string;
 }
 
 export function shareLinkView(link: ShareLinkRecord, baseURL: string): ShareLinkView {

@@ -43,7 +43,7 @@ describe('share links over real HTTP', () => {
     expect(link).not.toHaveProperty('expires_in');
     expect(link.url).toBe(`${base}/share/${link.token}`);
 
-    const view = { name: 'shared', status: 'Ready', url: appUrl };
+    const view = { name: 'shared', status: 'Ready', url: appUrl, access: 'public' };
     expect(await resolveLink(base, link.token)).toMatchObject({ status: 200, body: view });
     const posted = await call(base, `/api/share/${link.token}`, { method: 'POST' });
     expect(posted).toMatchObject({ status: 200, body: view });
@@ -65,7 +65,7 @@ describe('share links over real HTTP', () => {
     expect(wrong).toMatchObject({ status: 401, body: { code: 'invalid_password' } });
     const right = await resolveLink(base, link.token, 'open sesame');
     expect(right).toMatchObject({ status: 200, body: { name: 'shared', url: appUrl } });
-    expect(Object.keys(right.body as object).sort()).toEqual(['name', 'status', 'url']);
+    expect(Object.keys(right.body as object).sort()).toEqual(['access', 'name', 'status', 'url']);
 
     const listed = await list(ALICE);
     expect(listed.status).toBe(200);

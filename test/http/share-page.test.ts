@@ -12,7 +12,13 @@ describe('the share page escapes everything it shows', () => {
   it('escapes the app name and status', () => {
     const html = renderSharePage({
       kind: 'open',
-      view: { name: EVIL, status: '<b>Ready</b>', url: 'http://demo.localhost:8080' },
+      view: {
+        name: EVIL,
+        status: '<b>Ready</b>',
+        url: 'http://demo.localhost:8080',
+        access: 'public',
+      },
+      token: 'a'.repeat(64),
     });
     expect(html).not.toContain('<img');
     expect(html).not.toContain('<b>');
@@ -24,13 +30,29 @@ describe('the share page escapes everything it shows', () => {
 
   it('never links or frames a URL that is not http(s)', () => {
     for (const url of ['javascript:alert(1)', 'data:text/html,<script>1</script>', '', 'x']) {
-      const html = renderSharePage({ kind: 'open', view: { name: 'demo', status: 'Ready', url } });
+      const view = { name: 'demo', status: 'Ready', url, access: 'public' as const };
+      const html = renderSharePage({ kind: 'open', view, token: 'a'.repeat(64) });
       expect(html, url).not.toContain('<iframe');
       expect(html, url).not.toContain('href=');
       expect(html, url).not.toContain('javascript:');
       expect(html, url).toContain('not live yet');
     }
     expect(safeUrl('https://a.example/"x"')).toBe('https://a.example/%22x%22');
+  });
+
+  it('links a private app through /share/{token}/open and never frames it', () => {
+    const token = 'b'.repeat(64);
+    const view = {
+      name: 'demo',
+      status: 'Ready',
+      url: 'http://demo.localhost:8080',
+      access: 'private' as const,
+    };
+    const html = renderSharePage({ kind: 'open', view, token });
+    expect(html).toContain(`href="/share/${token}/open"`);
+    expect(html).toContain('This app is private');
+    expect(html).not.toContain('<iframe');
+    expect(html).not.toContain('href="http://demo.localhost:8080');
   });
 
   it('keeps the protected page free of the app, with a nonce-bound script', () => {

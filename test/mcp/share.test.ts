@@ -32,7 +32,12 @@ describe('MCP share-link tools', () => {
     expect(link.url).toBe(`${server.baseURL}/share/${String(link.token)}`);
     const resolved = await call(server.baseURL, `/api/share/${String(link.token)}`);
     expect(resolved.status).toBe(200);
-    expect(resolved.body).toEqual({ name: 'shown', status: 'Ready', url: appUrl });
+    expect(resolved.body).toEqual({
+      name: 'shown',
+      status: 'Ready',
+      url: appUrl,
+      access: 'public',
+    });
   });
 
   it('creates a password-protected, expiring link', async () => {

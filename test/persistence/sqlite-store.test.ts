@@ -131,6 +131,8 @@ describe('sqlite store on a real file', () => {
       expect(store.getVersion('web', 1)).toMatchObject(metadata);
       expect(store.getVersion('web', 1)).not.toHaveProperty('outcome');
       expect(store.getApp('web')?.liveVersion).toBe(2);
+      // Apps from before the access setting stay public: no value, read as public.
+      expect(store.getApp('web')).not.toHaveProperty('access');
     } finally {
       store.close();
     }

@@ -4,6 +4,7 @@ import type { Identity } from '../../src/auth/identity.js';
 import { notFound } from '../../src/errors.js';
 import { openSqliteStore } from '../../src/persistence/sqlite-store.js';
 import type { Store } from '../../src/persistence/store.js';
+import { AppGrants } from '../../src/services/app-grants.js';
 import { ShareService } from '../../src/services/share-links.js';
 import { app, tempDir } from '../persistence/fixtures.js';
 
@@ -36,7 +37,8 @@ describe('ShareService rules shared by HTTP and MCP', () => {
         return found;
       },
     };
-    shares = new ShareService({ store, apps, baseURL: () => 'https://pub.example/' });
+    const grants = new AppGrants(store);
+    shares = new ShareService({ store, apps, grants, baseURL: () => 'https://pub.example/' });
   });
   afterEach(() => {
     store.close();

@@ -1,0 +1,111 @@
+import type { IncomingMessage } from 'node:http';
+import { isAdmin, type Identity } from '../auth/identity.js';
+import type { AppRecord, Store } from '../persistence/store.js';
+import { GRANT_PATH, type AppGrants } from '../services/app-grants.js';
+import type { Refusal } from './app-signin.js';
+
+/** What the app router does with a request for an app's host (see `AppAccess.admit`). */
+export type Admission =
+  | { kind: 'pass' }
+  | { kind: 'refuse'; why: Refusal; sharesAvailable: boolean }
+  /** A code was spent: set this cookie and send the visitor to the app's front page. */
+  | { kind: 'granted'; cookie: string };
+
+export type IdentifyMessage = (message: IncomingMessage) => Promise<Identity | undefined>;
+
+/**
+ * Who may reach an app's sandbox. A public app: anyone, as always. A private one: the owner's or an
+ * admin's bearer token, or the cookie of a grant a share link handed out (app-grants.ts); the
+ * grant is checked against its link on every request. Whatever the app, the grant never reaches
+ * it: the access cookie is cut from every request, and a Slipway credential from a private app's.
+ */
+export class AppAccess {
+  private identify: IdentifyMessage = async () => undefined;
+
+  constructor(
+    private readonly store: Store,
+    private readonly grants: AppGrants,
+  ) {}
+
+  /** How a raw request's credential is read; set once the auth plugin is up (server.ts). */
+  identifyWith(identify: IdentifyMessage): void {
+    this.identify = identify;
+  }
+
+  /** Decides, and edits `req.headers` so that what is forwarded carries no grant. */
+  async admit(name: string, req: IncomingMessage): Promise<Admission> {
+    const app = this.store.getApp(name);
+    const secure = isSecure(req, app);
+    const grants = takeAccessCookies(req, cookieName(name, secure));
+    if (!app || (app.access ?? 'public') === 'public') return PASS;
+    const sharesAvailable = this.store.backend === 'sqlite';
+    const granted = grants.some((grant) => this.grants.check(grant, app.id));
+    if ((req.url ?? '/').split('?')[0] === GRANT_PATH) {
+      const code = new URL(req.url ?? '/', 'http://app').searchParams.get('code') ?? '';
+      const spent = req.method === 'GET' ? this.grants.redeem(code, app.id) : undefined;
+      if (spent) return { kind: 'granted', cookie: setCookie(name, secure, spent) };
+      // A reload of a spent link by a visitor already let in: nothing to refuse.
+      if (granted) return { kind: 'granted', cookie: '' };
+      return { kind: 'refuse', why: 'code', sharesAvailable };
+    }
+    const bearer = /^bearer /i.test(req.headers.authorization ?? '');
+    const identity = granted && !bearer ? undefined : await this.identify(req);
+    // A Slipway credential is for Slipway: the app is not to see (or replay) it.
+    if (identity && identity.mode !== 'none' && bearer) delete req.headers.authorization;
+    if (granted || (identity && (isAdmin(identity) || identity.userId === app.ownerId))) {
+      return PASS;
+    }
+    return { kind: 'refuse', why: 'private', sharesAvailable };
+  }
+}
+
+const PASS: Admission = { kind: 'pass' };
+
+/**
+ * One cookie name per app: a browser sends it only to the host that set it (no Domain attribute),
+ * and the grant it holds is bound to the app on the server too. Under TLS the `__Host-` prefix
+ * makes browsers refuse it from anywhere but this host, over anything but HTTPS.
+ */
+export function cookieName(app: string, secure: boolean): string {
+  return `${secure ? '__Host-' : ''}${COOKIE_PREFIX}${app}`;
+}
+
+const COOKIE_PREFIX = 'slipway_access_';
+
+function setCookie(
+  app: string,
+  secure: boolean,
+  spent: { grant: string; maxAgeSeconds: number },
+): string {
+  const attributes = [`Max-Age=${spent.maxAgeSeconds}`, 'Path=/', 'HttpOnly', 'SameSite=Lax'];
+  if (secure) attributes.push('Secure');
+  return `${cookieName(app, secure)}=${spent.grant}; ${attributes.join('; ')}`;
+}
+
+/** TLS on this connection, or an https app URL (TLS ended by a proxy in front of Slipway). */
+function isSecure(req: IncomingMessage, app: AppRecord | undefined): boolean {
+  return 'encrypted' in req.socket || (app?.url?.startsWith('https:') ?? false);
+}
+
+/**
+ * The values of the `name` cookie, and every Slipway access cookie cut out of the Cookie header:
+ * an app sees none, even one a visitor carries from another app or from before it went public.
+ */
+function takeAccessCookies(req: IncomingMessage, name: string): string[] {
+  const header = req.headers.cookie;
+  if (header === undefined || !header.includes(COOKIE_PREFIX)) return [];
+  const values: string[] = [];
+  const kept: string[] = [];
+  for (const pair of header.split(';')) {
+    const at = pair.indexOf('=');
+    const key = (at < 0 ? pair : pair.slice(0, at)).trim();
+    if (!key.includes(COOKIE_PREFIX)) {
+      if (pair.trim() !== '') kept.push(pair.trim());
+    } else if (key === name) {
+      values.push(pair.slice(at + 1).trim());
+    }
+  }
+  if (kept.length > 0) req.headers.cookie = kept.join('; ');
+  else delete req.headers.cookie;
+  return values;
+}

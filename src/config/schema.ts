@@ -143,6 +143,54 @@ export const configSchema = z.strictObject({
       defaultAccess: z.enum(['public', 'private']).default('public'),
     })
     .prefault({}),
+  /**
+   * Where source tarballs live (spec §4 /internal/sources): `served` on the data dir, served to the
+   * agents by the control plane; `s3` in an S3-compatible bucket, pulled by the agents through
+   * pre-signed URLs. Credentials come from the SDK's default chain (AWS_ACCESS_KEY_ID and
+   * AWS_SECRET_ACCESS_KEY, a profile, or the pod's role), never from this file.
+   */
+  sources: z
+    .strictObject({
+      backend: z.enum(['served', 's3']).default('served'),
+      s3: z
+        .strictObject({
+          /** An S3-compatible endpoint (MinIO, Ceph); unset: AWS's own for the region. */
+          endpoint: z
+            .url({ protocol: /^https?$/, message: 'must be an absolute http(s) URL' })
+            .optional(),
+          region: z.string().min(1).default('us-east-1'),
+          bucket: z
+            .string()
+            .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be an S3 bucket name')
+            .optional(),
+          /** Prepended to every object name, e.g. `slipway/sources/`. */
+          prefix: z
+            .string()
+            .max(512)
+            .regex(
+              /^([A-Za-z0-9!_.*'()-]+\/)*$/,
+              'must be empty or folder names each ending in "/"',
+            )
+            .default(''),
+          /** `bucket` in the path rather than the host name, as MinIO and most local stores want. */
+          forcePathStyle: z.boolean().default(false),
+          /** How long a pre-signed GET URL handed to an agent stays valid. */
+          presignExpiry: duration
+            .refine((v) => (parseDuration(v) ?? 0) >= 1_000, 'must be at least 1s')
+            .refine((v) => (parseDuration(v) ?? 0) <= 3_600_000, 'must be at most 1h')
+            .default('5m'),
+          /** Bound on each object-store call, retries included. */
+          timeout: duration
+            .refine((v) => (parseDuration(v) ?? 0) >= 100, 'must be at least 100ms')
+            .default('10s'),
+        })
+        .prefault({}),
+    })
+    .prefault({})
+    .refine((s) => s.backend !== 's3' || s.s3.bucket !== undefined, {
+      message: 'is required when sources.backend is "s3"',
+      path: ['s3', 'bucket'],
+    }),
   store: z
     .strictObject({
       backend: z.enum(['sqlite', 'memory']).default('sqlite'),

@@ -3,17 +3,36 @@ import { AppError } from '../errors.js';
 /** The two places Slipway writes what it acknowledges. */
 export type StorageName = 'database' | 'source store';
 
+/**
+ * An object store (`sources.backend: s3`) that could not take or give a blob: unreachable, timed
+ * out, or refusing the call (a 5xx, missing bucket, denied credentials). `reason` is written to be
+ * shown: codes and statuses only, never a URL, key material or signature.
+ */
+export class ObjectStoreFault extends Error {
+  override name = 'ObjectStoreFault';
+  readonly code = OBJECT_STORE_CODE;
+
+  constructor(
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`the object store ${reason}`, options);
+  }
+}
+
 /** How long a client is told to wait before trying a refused change again. */
 export const STORAGE_RETRY_AFTER_S = 5;
 
 /**
  * True for errors that mean "this store cannot write right now" (a full or read-only disk, an I/O
  * error), as opposed to a bug or bad input. SQLite reports them as SQLITE_FULL, SQLITE_IOERR_*,
- * SQLITE_READONLY_* or SQLITE_CANTOPEN; the file system as ENOSPC, EDQUOT, EROFS or EIO.
+ * SQLITE_READONLY_* or SQLITE_CANTOPEN; the file system as ENOSPC, EDQUOT, EROFS or EIO; an object
+ * store as an ObjectStoreFault.
  */
 export function isStorageFault(err: unknown): boolean {
   const code = (err as { code?: unknown } | undefined)?.code;
   if (typeof code !== 'string') return false;
+  if (code === OBJECT_STORE_CODE) return true;
   return FS_CODES.has(code) || SQLITE_PREFIXES.some((p) => code === p || code.startsWith(`${p}_`));
 }
 
@@ -25,11 +44,14 @@ export function storageUnavailable(store: StorageName, cause?: unknown): AppErro
   });
 }
 
+const OBJECT_STORE_CODE = 'EOBJECTSTORE';
+
 const FS_CODES = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EIO']);
 const SQLITE_PREFIXES = ['SQLITE_FULL', 'SQLITE_IOERR', 'SQLITE_READONLY', 'SQLITE_CANTOPEN'];
 
 /** A short, path-free reason: the error code says it without naming host paths. */
 function why(cause: unknown): string {
+  if (cause instanceof ObjectStoreFault) return `${cause.message}; retry shortly`;
   const code = (cause as { code?: unknown } | undefined)?.code;
   if (code === 'ENOSPC' || code === 'SQLITE_FULL')
     return 'the disk is full; retry once space is freed';

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 import { AppRegistry } from '../actors/registry.js';
 import { ConfigError } from '../config/load.js';
 import { durationMs, type Config } from '../config/schema.js';
@@ -12,7 +11,7 @@ import type { Store } from '../persistence/store.js';
 import { WriteRetry } from '../persistence/write-retry.js';
 import { createLocalRuntime } from '../runtime/local/local-runtime.js';
 import type { Runtime } from '../runtime/runtime.js';
-import { createDiskSourceStore } from '../sources/disk-source-store.js';
+import { openSourceStore } from '../sources/open-source-store.js';
 import type { SourceStore } from '../sources/source-store.js';
 import { AppGrants } from './app-grants.js';
 import { AppService } from './app-service.js';
@@ -58,8 +57,7 @@ export function createDeployServices(config: Config, rawStore: Store, log: Log):
   }
   const agentToken = randomBytes(32).toString('base64url');
   const urls = new PublicUrls(config.server.appsDomain);
-  const sourcesDir = join(config.server.dataDir, 'sources');
-  const sourceStore = createDiskSourceStore(sourcesDir);
+  const sourceStore = openSourceStore(config);
   const storage = new StorageHealth({
     probes: {
       database: () => rawStore.setMeta('write_probe', new Date().toISOString()),

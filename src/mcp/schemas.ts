@@ -75,6 +75,9 @@ export const outcomeShape = {
   error: errorObject.optional(),
 };
 
+/** An app's access (src/http/app-access.ts). */
+export const accessField = z.enum(['public', 'private']);
+
 /** The spec's App resource, as GET /v1/apps/{id} returns it (src/services/app-view.ts). */
 export const appShape = {
   app_id: z.string().describe('App ID; equals the name.'),
@@ -115,6 +118,10 @@ export const appShape = {
   env: z
     .array(z.object({ name: z.string() }))
     .describe('Names of the env variables of the newest deploy; values are never returned.'),
+  access: accessField.describe(
+    'public: anyone with the URL opens it; private: only the owner (bearer token), admins and ' +
+      'visitors let in by a share link.',
+  ),
 };
 
 export const appObject = z.object(appShape);

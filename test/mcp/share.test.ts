@@ -40,6 +40,36 @@ describe('MCP share-link tools', () => {
     });
   });
 
+  it('says whether a link protects a private app or points at a public one', async () => {
+    const open = await ok(alice, 'create_share_link', { app_id: 'shown', password: 'pw' });
+    expect(open).toMatchObject({ app_access: 'public' });
+    expect(String(open.protects)).toContain('protects only the link page');
+    await ok(alice, 'revoke_share_link', { token: open.token });
+
+    const hidden = await ok(alice, 'deploy_app', {
+      name: 'hidden',
+      files: { 'index.html': '<h1>hidden</h1>' },
+      access: 'private',
+    });
+    expect(hidden).toMatchObject({ phase: 'Ready', access: 'private' });
+    expect(await ok(alice, 'get_app', { app_id: 'hidden' })).toMatchObject({ access: 'private' });
+    const link = await ok(alice, 'create_share_link', { app_id: 'hidden', password: 'pw' });
+    expect(link).toMatchObject({ app_access: 'private', has_password: true });
+    expect(String(link.protects)).toContain('The app is private');
+    // A redeploy that names no access keeps it.
+    const again = await ok(alice, 'deploy_app', {
+      name: 'hidden',
+      files: { 'index.html': '<h1>hidden 2</h1>' },
+    });
+    expect(again).toMatchObject({ access: 'private' });
+    const bad = await fails(alice, 'deploy_app', {
+      name: 'hidden',
+      files: { 'index.html': 'x' },
+      access: 'secret',
+    });
+    expect(bad.error.message).toContain('access');
+  });
+
   it('creates a password-protected, expiring link', async () => {
     const link = await ok(alice, 'create_share_link', {
       app_id: 'shown',

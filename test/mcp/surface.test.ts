@@ -58,7 +58,7 @@ describe('MCP endpoint: tool list, authentication, ownership, bad input', () => 
     const deploy = tools.find((t) => t.name === 'deploy_app');
     expect(deploy?.inputSchema.required).toEqual(['name']);
     expect(Object.keys(deploy?.inputSchema.properties ?? {}).sort()).toEqual(
-      ['egress', 'env', 'files', 'name', 'runtime', 'tarball_base64', 'ttl'].sort(),
+      ['access', 'egress', 'env', 'files', 'name', 'runtime', 'tarball_base64', 'ttl'].sort(),
     );
     const getApp = tools.find((t) => t.name === 'get_app');
     expect(getApp?.inputSchema.required).toEqual(['app_id']);

@@ -7,6 +7,7 @@ import { LANES, TEMPLATES } from '../../sources/classify.js';
 import { laneOf, reportDeploy, watchDeploy } from '../deploy-outcome.js';
 import { decodeTarball, packFiles, topFolderOf } from '../pack-files.js';
 import {
+  accessField,
   messageField,
   outcomeShape,
   phaseField,
@@ -46,6 +47,9 @@ const output = {
     .int()
     .optional()
     .describe('Version number this deploy created in the history (see list_versions).'),
+  access: accessField
+    .optional()
+    .describe('Who may open the URL: public (anyone) or private (you and share-link visitors).'),
   lane: z
     .string()
     .optional()
@@ -138,13 +142,20 @@ export const deployApp = defineTool({
       .string()
       .optional()
       .describe('Idle time before the app is suspended, e.g. "30m" (default) or "2h".'),
+    access: accessField
+      .optional()
+      .describe(
+        'public: anyone with the URL opens the app. private: only you (with your token) and ' +
+          'people you give a share link (create_share_link) get in. Omitted: a new app gets the ' +
+          "server's default (usually public), a redeploy keeps the app's current access.",
+      ),
   },
   output,
   annotations: { destructiveHint: false, idempotentHint: false, openWorldHint: false },
   async run(args, ctx) {
-    const { name, runtime, env, egress, ttl } = args;
+    const { name, runtime, env, egress, ttl, access } = args;
     // The validator of POST /v1/deploy, on the same field names: same codes, same messages.
-    const metadata = validateMetadata({ name, runtime, env, egress, ttl });
+    const metadata = validateMetadata({ name, runtime, env, egress, ttl, access });
     const source = await sourceOf(args, ctx.services.maxSourceBytes);
     const watch = watchDeploy(ctx, name, 'deploy');
     let outcome: { app: AppRecord; version: number };
@@ -162,6 +173,7 @@ export const deployApp = defineTool({
           'deploy_app again';
     const { report, error } = reportDeploy(ctx, 'deploy_app', outcome, watch, step);
     const result: Output = { app_id: outcome.app.id, ...report };
+    if (!watch.deleted) result.access = outcome.app.access ?? 'public';
     // A deleted app has no versions left to read the lane from.
     const lane = watch.deleted ? undefined : laneOf(ctx, outcome.app.id, outcome.version);
     if (lane !== undefined) result.lane = lane;

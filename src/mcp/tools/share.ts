@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { appIdArg } from '../schemas.js';
+import { accessField, appIdArg } from '../schemas.js';
 import { defineTool } from '../tool.js';
 
 /** The share-link tools: the MCP twins of /v1/apps/{id}/share-links and DELETE /api/share-links. */
@@ -17,6 +17,16 @@ const linkShape = {
   url: z.string().describe('The public page of the link, to hand to people without an account.'),
 };
 
+const PROTECTS = {
+  private:
+    'The app is private: its URL answers 401 without a grant, and this link (with its password, ' +
+    'if any) is how visitors get one, until the link expires or is revoked.',
+  public:
+    'The app is public: anyone with its URL can open it, so the link (and its password, if any) ' +
+    'protects only the link page. Make the app private (deploy_app with access "private") to ' +
+    'protect the app itself.',
+} as const;
+
 const tokenArg = z
   .string()
   .describe('The token of the link, as create_share_link or list_share_links returned it.');
@@ -27,7 +37,10 @@ export const createShareLink = defineTool({
   description:
     'Creates a public link to one of your apps that anyone can open without an account, ' +
     'optionally protected by a password and with an expiry. Use it to show an app to people; ' +
-    'the link shows the app name, status and live URL.',
+    'the link shows the app name, status and live URL. For a private app the link is the way ' +
+    'in: opening it (after its password) lets the visitor into the app until the link expires ' +
+    'or is revoked. For a public app anyone with the app URL gets in anyway, so a password ' +
+    'protects only the link page: deploy with access "private" to protect the app itself.',
   input: {
     app_id: appIdArg,
     password: z
@@ -39,10 +52,20 @@ export const createShareLink = defineTool({
       .optional()
       .describe('Lifetime as a Go duration, e.g. "30m", "24h" or "168h"; omit for no expiry.'),
   },
-  output: linkShape,
+  output: {
+    ...linkShape,
+    app_access: accessField.describe(
+      "The app's access now: private (the link lets visitors in) or public (anyone can open it).",
+    ),
+    protects: z
+      .string()
+      .describe('What the link does and does not protect, to tell the user as it is.'),
+  },
   annotations: { destructiveHint: false, idempotentHint: false, openWorldHint: false },
   async run({ app_id, password, expires_in }, { identity, services }) {
-    return services.shares.create(identity, app_id, { password, expires_in });
+    const link = await services.shares.create(identity, app_id, { password, expires_in });
+    const access = services.apps.get(identity, app_id).access ?? 'public';
+    return { ...link, app_access: access, protects: PROTECTS[access] };
   },
 });
 

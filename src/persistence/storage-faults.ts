@@ -27,12 +27,13 @@ export const STORAGE_RETRY_AFTER_S = 5;
  * True for errors that mean "this store cannot write right now" (a full or read-only disk, an I/O
  * error), as opposed to a bug or bad input. SQLite reports them as SQLITE_FULL, SQLITE_IOERR_*,
  * SQLITE_READONLY_* or SQLITE_CANTOPEN; the file system as ENOSPC, EDQUOT, EROFS or EIO; an object
- * store as an ObjectStoreFault.
+ * store as an ObjectStoreFault; the configmap store's API server as KUBE_UNAVAILABLE or
+ * KUBE_TOO_LARGE.
  */
 export function isStorageFault(err: unknown): boolean {
   const code = (err as { code?: unknown } | undefined)?.code;
   if (typeof code !== 'string') return false;
-  if (code === OBJECT_STORE_CODE) return true;
+  if (code === OBJECT_STORE_CODE || KUBE_CODES.has(code)) return true;
   return FS_CODES.has(code) || SQLITE_PREFIXES.some((p) => code === p || code.startsWith(`${p}_`));
 }
 
@@ -47,12 +48,17 @@ export function storageUnavailable(store: StorageName, cause?: unknown): AppErro
 const OBJECT_STORE_CODE = 'EOBJECTSTORE';
 
 const FS_CODES = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EIO']);
+/** The configmap store's faults (src/persistence/configmap/kube-fault.ts); `reason` is host-free. */
+const KUBE_CODES = new Set(['KUBE_UNAVAILABLE', 'KUBE_TOO_LARGE']);
 const SQLITE_PREFIXES = ['SQLITE_FULL', 'SQLITE_IOERR', 'SQLITE_READONLY', 'SQLITE_CANTOPEN'];
 
 /** A short, path-free reason: the error code says it without naming host paths. */
 function why(cause: unknown): string {
   if (cause instanceof ObjectStoreFault) return `${cause.message}; retry shortly`;
   const code = (cause as { code?: unknown } | undefined)?.code;
+  const reason = (cause as { reason?: unknown } | undefined)?.reason;
+  if (code === 'KUBE_TOO_LARGE' && typeof reason === 'string') return reason;
+  if (code === 'KUBE_UNAVAILABLE' && typeof reason === 'string') return `${reason}; retry shortly`;
   if (code === 'ENOSPC' || code === 'SQLITE_FULL')
     return 'the disk is full; retry once space is freed';
   if (code === 'EDQUOT') return 'the disk quota is used up; retry once space is freed';

@@ -34,6 +34,8 @@ export interface SandboxDeps {
   ring: LogRing;
   /** Retired sandboxes kept warm, shared by every app. */
   keep: WarmKeep;
+  /** A visitor reached the app directly (not through the router): the app is not idle. */
+  touch: () => void;
 }
 
 export class AppSandboxes {
@@ -196,6 +198,7 @@ export class AppSandboxes {
       this.ring.push({ ...line, version: this.versions.get(sandbox.id) ?? version });
     // A kept sandbox is not the app any more: what it prints is not the app's log.
     sandbox.onLog((line) => guard('log', () => kept() || push(line)));
+    sandbox.onActivity?.(() => guard('activity', () => kept() || this.deps.touch()));
     sandbox.onExit((exit) =>
       guard('exit', () => {
         // Sandboxes we reaped ourselves are expected to exit; a kept one dying is no crash.

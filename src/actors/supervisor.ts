@@ -70,7 +70,13 @@ export class AppSupervisor {
     this.timers = new DeadlineTimers(deps.now);
     const guard = (what: string, fn: () => void) => this.guard(what, fn);
     const send = (e: AppMachineEvent) => this.send(e);
-    this.sandboxes = new AppSandboxes(appId, { ...deps, send, halted: () => this.halted, guard });
+    this.sandboxes = new AppSandboxes(appId, {
+      ...deps,
+      send,
+      halted: () => this.halted,
+      guard,
+      touch: () => this.touch(),
+    });
     this.actor = createActor(appMachine, snapshot ? { input, snapshot } : { input });
     this.actor.on('*', (effect) => this.guard('effect', () => this.perform(effect)));
     this.actor.subscribe({

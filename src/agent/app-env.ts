@@ -1,4 +1,4 @@
-import { APP_PORT, PROXY_PORT } from './protocol.js';
+import { placement } from './placement.js';
 
 /** What every app process starts from; the sandbox has nothing else worth inheriting. */
 const BASE: Record<string, string> = {
@@ -6,8 +6,6 @@ const BASE: Record<string, string> = {
   HOME: '/tmp',
   LANG: 'C.UTF-8',
 };
-
-const PROXY = `http://127.0.0.1:${PROXY_PORT}`;
 
 /**
  * The app's environment: the base, then the deploy's env items, then what the platform owns (the
@@ -23,8 +21,9 @@ export function appEnv(items: { name: string; value: string }[]): Record<string,
     if (item.name.toUpperCase().startsWith('SLIPWAY_')) continue;
     env[item.name] = item.value;
   }
+  const PROXY = placement.proxyUrl;
   Object.assign(env, {
-    PORT: String(APP_PORT),
+    PORT: String(placement.appPort),
     HTTP_PROXY: PROXY,
     HTTPS_PROXY: PROXY,
     http_proxy: PROXY,

@@ -25,8 +25,13 @@ const MAX_BODY = 1024 * 1024;
  * compared in constant time: the socket is reachable from inside the sandbox too.
  */
 export function createControlServer(token: string, handlers: ControlHandlers): http.Server {
+  return http.createServer(controlHandler(token, handlers));
+}
+
+/** The control API as a request listener, for a server that also answers other routes. */
+export function controlHandler(token: string, handlers: ControlHandlers): http.RequestListener {
   const expected = digest(token);
-  return http.createServer((req, res) => {
+  return (req, res) => {
     const send = (status: number, body: unknown) => {
       const text = JSON.stringify(body);
       res.writeHead(status, {
@@ -91,10 +96,10 @@ export function createControlServer(token: string, handlers: ControlHandlers): h
           send(500, { ok: false, error: errorText(err) });
         },
       );
-  });
+  };
 }
 
-function readJson(req: http.IncomingMessage): Promise<unknown> {
+export function readJson(req: http.IncomingMessage): Promise<unknown> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -114,12 +119,12 @@ function readJson(req: http.IncomingMessage): Promise<unknown> {
   });
 }
 
-function authorized(header: string | undefined, expected: Buffer): boolean {
+export function authorized(header: string | undefined, expected: Buffer): boolean {
   const match = /^Bearer (.+)$/.exec(header ?? '');
   // Hashing first makes both sides the same length, so the comparison time says nothing.
   return match?.[1] !== undefined && timingSafeEqual(digest(match[1]), expected);
 }
 
-function digest(value: string): Buffer {
+export function digest(value: string): Buffer {
   return createHash('sha256').update(value).digest();
 }

@@ -1,5 +1,6 @@
 import { writeSync } from 'node:fs';
-import { DIAG_FD, type Diag } from './protocol.js';
+import { placement } from './placement.js';
+import type { Diag } from './protocol.js';
 
 /**
  * The agent's own voice: JSON lines on DIAG_FD, so nothing it says can be mistaken for the app's
@@ -8,7 +9,7 @@ import { DIAG_FD, type Diag } from './protocol.js';
 export function diag(message: Diag): void {
   const line = `${JSON.stringify(message)}\n`;
   try {
-    writeSync(DIAG_FD, line);
+    writeSync(placement.diagFd, line);
   } catch (err) {
     // The host end is gone (the sandbox is being reaped): there is nobody left to tell.
     lastDiagError = err instanceof Error ? err.message : String(err);

@@ -8,7 +8,6 @@ import { resolveEntrypoint, staticRoot } from './entrypoint.js';
 import type { NodeApp } from './node-app.js';
 import {
   APP_DIR,
-  APP_PORT,
   PIP_TARGET,
   PROXY_PORT,
   type ExitReport,
@@ -17,6 +16,7 @@ import {
   type Template,
 } from './protocol.js';
 import type { PythonApp } from './python-app.js';
+import { placement } from './placement.js';
 import { pythonServer } from './python-server.js';
 import { createStaticServer } from './static-server.js';
 import { BadSourceError, pullAndUnpack } from './unpack.js';
@@ -69,7 +69,7 @@ export async function runInject(
     return { status, body: { ok: false, error } };
   };
   try {
-    if (!installed) await pullAndUnpack(req.sourceKey, ctx.token);
+    if (!installed) await pullAndUnpack(req.sourceKey, ctx.token, APP_DIR, false, req.sourceUrl);
   } catch (err) {
     return fail(
       err instanceof BadSourceError ? 400 : 502,
@@ -117,6 +117,7 @@ export async function runInject(
     if (server) process.stderr.write(`[slipway] ${server.note}\n`);
     ctx.python.start(entry, env, paths, server);
   }
+  const APP_PORT = placement.appPort;
   const outcome = await waitForApp(APP_PORT, deadline, gone, {
     ignore: [PROXY_PORT],
     output: () => ring.written,

@@ -28,7 +28,7 @@ export async function runInstall(ctx: InjectContext, req: InstallRequest): Promi
   };
   if (req.artifact?.restore) return restore(ctx, req, req.artifact.key, t0);
   try {
-    await pullAndUnpack(req.sourceKey, ctx.token);
+    await pullAndUnpack(req.sourceKey, ctx.token, APP_DIR, false, req.sourceUrl);
   } catch (err) {
     const status = err instanceof BadSourceError ? 400 : 502;
     return fail(status, `cannot fetch the source: ${errorText(err)}`);

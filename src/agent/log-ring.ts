@@ -12,6 +12,12 @@ export class LogRing {
   private readonly partial = { stdout: '', stderr: '' };
   /** Writes ever fed in, whole lines or not: grows while the app talks. */
   written = 0;
+  private readonly listeners: ((line: RingLine) => void)[] = [];
+
+  /** Every line from now on, as it completes. */
+  onLine(listener: (line: RingLine) => void): void {
+    this.listeners.push(listener);
+  }
 
   /** Feeds raw output; complete lines are kept, a trailing partial line waits for its end. */
   write(stream: 'stdout' | 'stderr', chunk: string): void {
@@ -40,7 +46,13 @@ export class LogRing {
   }
 
   private push(stream: 'stdout' | 'stderr', text: string): void {
-    this.lines.push({ time: new Date().toISOString(), stream, text: text.replace(/\r$/, '') });
+    const line: RingLine = {
+      time: new Date().toISOString(),
+      stream,
+      text: text.replace(/\r$/, ''),
+    };
+    this.lines.push(line);
+    for (const listener of this.listeners) listener(line);
     if (this.lines.length > RING_LINES) this.lines.splice(0, this.lines.length - RING_LINES);
   }
 }

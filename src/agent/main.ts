@@ -1,22 +1,10 @@
 import { closeSync, readSync } from 'node:fs';
-import { constants } from 'node:os';
+import { createAgentCore } from './agent-core.js';
 import { listen, listenAppSocket, listenEgressForwarder } from './bridges.js';
 import { createControlServer } from './control.js';
-import { diag, errorText, lastDiagError } from './diag.js';
-import { runInject, type InjectContext } from './inject.js';
-import { runInstall } from './install.js';
-import { ring, tapProcessOutput } from './log-ring.js';
-import { NodeApp } from './node-app.js';
-import {
-  AGENT_SOCK,
-  APP_PORT,
-  ARGS_FD,
-  SOCKET_DIR,
-  type BootMessage,
-  type ExitReport,
-} from './protocol.js';
-import { PythonApp } from './python-app.js';
-import { accepts } from './wait-port.js';
+import { diag, errorText } from './diag.js';
+import { tapProcessOutput } from './log-ring.js';
+import { AGENT_SOCK, ARGS_FD, SOCKET_DIR, type BootMessage } from './protocol.js';
 import { warmUp } from './warmup.js';
 
 /**
@@ -33,62 +21,15 @@ async function main(): Promise<void> {
   const app = await listenAppSocket();
   const forwarder = await listenEgressForwarder();
   const servers = [app.server, forwarder];
-  const ctx: InjectContext = {
+  const { handlers } = await createAgentCore({
     template: boot.template,
     token: boot.token,
-    phase: 'idle',
+    ...(boot.python ? { python: boot.python } : {}),
     setAppHandler: app.setHandler,
-  };
-  const exitFor = (exit: ExitReport) => {
-    ctx.phase = 'exited';
-    // Mirrors the app's status, as bwrap reports a signal: 128 + n.
-    const signo = exit.signal
-      ? (constants.signals as Record<string, number>)[exit.signal]
-      : undefined;
-    return exit.code ?? (signo !== undefined ? 128 + signo : 1);
-  };
-  if (boot.template === 'python') {
-    ctx.pythonBin = boot.python ?? '/usr/bin/python3';
-    ctx.python = await PythonApp.boot(ctx.pythonBin);
-    ctx.python.onExit((exit) => {
-      // While an inject is pending, its answer carries the exit; afterInject ends us.
-      if (ctx.phase !== 'starting') process.exit(exitFor(exit));
-    });
-  } else if (boot.template === 'node') {
-    await preloadNode();
-    ctx.node = new NodeApp(() => servers.forEach((s) => s.unref()));
-    ctx.node.onExit((exit) => {
-      if (ctx.phase !== 'starting') process.exit(exitFor(exit));
-    });
-  }
-
-  const control = createControlServer(boot.token, {
-    status: () => ({
-      template: ctx.template,
-      phase: ctx.phase,
-      pid: process.pid,
-      uptimeMs: Math.round(process.uptime() * 1000),
-      rssBytes: process.memoryUsage.rss(),
-      ...(lastDiagError ? { diagError: lastDiagError } : {}),
-    }),
-    health: async () => {
-      if (ctx.phase !== 'running') return false;
-      if (ctx.template === 'static') return true;
-      const { host, port } = ctx.address ?? { host: '127.0.0.1', port: APP_PORT };
-      return accepts(host, port, 1000);
-    },
-    logs: (lines) => ring.last(lines),
-    inject: (request, socket) => runInject(ctx, request, socket),
-    install: (request) => runInstall(ctx, request),
-    afterInject: (status) => {
-      const exit = ctx.node?.exit ?? ctx.python?.exit;
-      if (status === 422 && exit) process.exit(exitFor(exit));
-    },
-    stop: () => {
-      ctx.python?.kill('SIGTERM');
-      process.kill(process.pid, 'SIGTERM');
-    },
+    servers: () => servers,
+    exit: (code) => process.exit(code),
   });
+  const control = createControlServer(boot.token, handlers);
   servers.push(control);
   await listen(control, `${SOCKET_DIR}/${AGENT_SOCK}`);
   await warmUp(boot.template, boot.token);
@@ -116,22 +57,6 @@ function readBoot(): BootMessage {
     throw new Error('boot message has no token');
   }
   return boot;
-}
-
-/** Loads now what a typical app's first lines load, so the deploy does not pay for it. */
-async function preloadNode(): Promise<void> {
-  await Promise.all(
-    [
-      'node:http',
-      'node:net',
-      'node:events',
-      'node:stream',
-      'node:url',
-      'node:util',
-      'node:crypto',
-      'node:os',
-    ].map((name) => import(name)),
-  );
 }
 
 main().catch((err: unknown) => {

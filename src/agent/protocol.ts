@@ -40,6 +40,8 @@ export interface BootMessage {
 
 export interface InjectRequest {
   sourceKey: string;
+  /** Pull the source from here (a pre-signed object-store URL) instead of the source door. */
+  sourceUrl?: string;
   /** Relative to /app; a default is looked for when absent. */
   entrypoint?: string;
   env: { name: string; value: string }[];
@@ -54,6 +56,8 @@ export interface InjectRequest {
  */
 export interface InstallRequest {
   sourceKey: string;
+  /** As InjectRequest.sourceUrl. */
+  sourceUrl?: string;
   /** The deploy's env items: a build step may read them (API URLs baked into a bundle). */
   env: { name: string; value: string }[];
   timeoutMs: number;

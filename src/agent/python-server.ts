@@ -1,6 +1,7 @@
 import { closeSync, existsSync, openSync, readSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { APP_DIR, APP_PORT } from './protocol.js';
+import { placement } from './placement.js';
+import { APP_DIR } from './protocol.js';
 
 /** What the warm interpreter runs instead of the script: `python -m <module> <argv...>`. */
 export interface PythonServer {
@@ -29,14 +30,21 @@ export function pythonServer(entry: string, paths: string[]): PythonServer | und
   if (framework === 'Flask' && installed('gunicorn')) {
     return {
       module: 'gunicorn',
-      argv: ['gunicorn', '--bind', `127.0.0.1:${APP_PORT}`, '--access-logfile', '-', target],
+      argv: [
+        'gunicorn',
+        '--bind',
+        `127.0.0.1:${placement.appPort}`,
+        '--access-logfile',
+        '-',
+        target,
+      ],
       note: `Flask app ${target} served by gunicorn on $PORT`,
     };
   }
   if (framework === 'FastAPI' && installed('uvicorn')) {
     return {
       module: 'uvicorn',
-      argv: ['uvicorn', target, '--host', '127.0.0.1', '--port', String(APP_PORT)],
+      argv: ['uvicorn', target, '--host', '127.0.0.1', '--port', String(placement.appPort)],
       note: `FastAPI app ${target} served by uvicorn on $PORT`,
     };
   }

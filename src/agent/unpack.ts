@@ -9,6 +9,7 @@ import { ByteCap } from '../sources/byte-cap.js';
 import { parentOf } from '../sources/paths.js';
 import { SourceTree } from '../sources/tree.js';
 import { APP_DIR, SOCKET_DIR, SOURCES_SOCK } from './protocol.js';
+import { getUrl } from './url-pull.js';
 
 /** design.md §6: the same caps the control plane applied on upload, kept here as a safety net. */
 const MAX_COMPRESSED = 50 * 1024 * 1024;
@@ -34,16 +35,19 @@ export const ARTIFACT_LIMITS = {
  * streaming pass: no temp file, and the tarball is checked entry by entry with the same rules the
  * upload was (absolute paths, `..`, links leaving the tree, devices and fifos are refused).
  * `artifact`: pull `/internal/artifacts/<key>.tar.gz` instead, a built tree, streamed under
- * ARTIFACT_LIMITS.
+ * ARTIFACT_LIMITS. `url`: pull from there (a pre-signed object-store URL) instead of the door.
  */
 export async function pullAndUnpack(
   key: string,
   token: string,
   dest = APP_DIR,
   artifact = false,
+  url?: string,
 ): Promise<void> {
   const kind = artifact ? 'artifacts' : 'sources';
-  const response = await get(`/internal/${kind}/${encodeURIComponent(key)}.tar.gz`, token);
+  const response = url
+    ? await getUrl(url)
+    : await get(`/internal/${kind}/${encodeURIComponent(key)}.tar.gz`, token);
   if (response.statusCode !== 200) {
     response.body.resume();
     throw new Error(`source door answered ${response.statusCode} for ${key}`);

@@ -50,6 +50,11 @@ export interface Sandbox {
   onExit(listener: (exit: AppExit) => void): void;
   /** Every line the app prints, as it prints it. */
   onLog(listener: (line: LogLine) => void): void;
+  /**
+   * Visitors reached the app without passing the control plane's router (Kubernetes: ingress →
+   * pod), at most about once a second: idle suspend counts it as a request.
+   */
+  onActivity?(listener: () => void): void;
 }
 
 export interface InjectSpec {

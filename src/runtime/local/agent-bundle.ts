@@ -2,17 +2,26 @@ import { chmodSync, renameSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
-/** The agent's source entry: bundled with its dependencies (tar-stream) into one file. */
-const AGENT_ENTRY = fileURLToPath(new URL('../../agent/main.ts', import.meta.url));
+/**
+ * The agent's source entries, bundled with their dependencies (tar-stream) into one file: the
+ * bwrap sandbox's, and a Kubernetes pod's (the agent image runs that bundle).
+ */
+const ENTRIES = {
+  sandbox: fileURLToPath(new URL('../../agent/main.ts', import.meta.url)),
+  pod: fileURLToPath(new URL('../../agent/pod-main.ts', import.meta.url)),
+};
 
 /**
  * Bundles the agent once per runtime start into `outFile`, readable by the sandbox uid. Written
  * to a temp name and renamed, so a sandbox booting meanwhile never reads half a file.
  */
-export async function bundleAgent(outFile: string): Promise<void> {
+export async function bundleAgent(
+  outFile: string,
+  entry: keyof typeof ENTRIES = 'sandbox',
+): Promise<void> {
   const tmp = `${outFile}.${process.pid}.tmp`;
   await build({
-    entryPoints: [AGENT_ENTRY],
+    entryPoints: [ENTRIES[entry]],
     outfile: tmp,
     bundle: true,
     platform: 'node',

@@ -1,0 +1,117 @@
+import http from 'node:http';
+import net from 'node:net';
+import { createAgentCore } from './agent-core.js';
+import type { AppHandler } from './bridges.js';
+import { authorized, controlHandler, digest, readJson } from './control.js';
+import { errorText, warn } from './diag.js';
+import { ring, tapProcessOutput } from './log-ring.js';
+import { placement } from './placement.js';
+import { EXIT_LINES } from './protocol.js';
+import { PodEvents } from './pod-events.js';
+import { readPodSettings } from './pod-settings.js';
+
+/**
+ * The agent in a Kubernetes pod (design.md §4, kubernetes runtime): the same core as in a bwrap
+ * sandbox, over TCP. The control port takes one `POST /enroll` (authorised by the template's
+ * enroll key, from a Secret) that sets this sandbox's own token; every other call needs that
+ * token. The app port is the pod's public face: the agent bridges each connection to the app and
+ * reports the activity, so idle suspend works with no control plane in the path.
+ */
+async function main(): Promise<void> {
+  const settings = readPodSettings(process.env);
+  placement.appPort = settings.appPort;
+  placement.proxyUrl = settings.proxyUrl;
+  // No diagnostics pipe in a pod: the agent's JSON lines go to the container's stderr, written
+  // past the tap so they never count as the app's output.
+  placement.diagFd = 2;
+  tapProcessOutput();
+  const events = new PodEvents(ring);
+
+  let appHandler: AppHandler = (socket) => socket.destroy();
+  const publicServer = net.createServer({ allowHalfOpen: true }, (socket) => {
+    socket.on('error', (err) => warn('app port client error', { error: err.message }));
+    events.activity();
+    appHandler(socket);
+  });
+  const servers: { unref(): unknown }[] = [publicServer];
+  const core = await createAgentCore({
+    template: settings.template,
+    token: '',
+    ...(settings.python ? { python: settings.python } : {}),
+    setAppHandler: (handler) => (appHandler = handler),
+    servers: () => servers,
+    exit: (code, report) => {
+      events.exit(report);
+      process.exit(code);
+    },
+  });
+
+  const enrollKey = digest(settings.enrollKey);
+  let control: http.RequestListener | undefined;
+  let token: Buffer | undefined;
+  const controlServer = http.createServer((req, res) => {
+    const route = `${req.method} ${new URL(req.url ?? '/', 'http://agent').pathname}`;
+    if (route === 'GET /ready')
+      return json(res, 200, { ready: true, enrolled: control !== undefined });
+    if (route === 'POST /enroll') {
+      if (control || !authorized(req.headers.authorization, enrollKey)) {
+        return json(res, control ? 409 : 401, {
+          error: control ? 'already enrolled' : 'unauthorized',
+        });
+      }
+      readJson(req).then(
+        (body) => {
+          const next = (body as { token?: unknown }).token;
+          if (typeof next !== 'string' || next.length < 32) {
+            return json(res, 400, { error: 'token must be a string of at least 32 characters' });
+          }
+          core.ctx.token = next;
+          token = digest(next);
+          control = controlHandler(next, core.handlers);
+          json(res, 200, { ok: true });
+        },
+        (err: unknown) => json(res, 400, { error: errorText(err) }),
+      );
+      return;
+    }
+    if (!control || !token) return json(res, 401, { error: 'not enrolled' });
+    if (route === 'GET /events') {
+      if (!authorized(req.headers.authorization, token))
+        return json(res, 401, { error: 'unauthorized' });
+      return events.attach(req.socket);
+    }
+    control(req, res);
+  });
+  servers.push(controlServer);
+  // An app's own process.exit() ends this process before any callback: the exit is reported
+  // from here, synchronously, with what the app runtime recorded of it.
+  process.on('exit', (code) => {
+    const app = core.ctx.node?.exit ?? core.ctx.python?.exit;
+    events.exit(app ?? { code, signal: null, lastLines: ring.last(EXIT_LINES).map((l) => l.text) });
+  });
+  await listenTcp(controlServer, settings.podIP, settings.agentPort);
+  await listenTcp(publicServer, settings.podIP, settings.publicPort);
+}
+
+function json(res: http.ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+  });
+  res.end(text);
+}
+
+function listenTcp(server: net.Server, host: string, port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', (err) =>
+      reject(new Error(`cannot listen on ${host}:${port}: ${errorText(err)}`)),
+    );
+    server.listen(port, host, () => resolve());
+  });
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`[slipway] agent failed to boot: ${errorText(err)}\n`);
+  process.exit(70);
+});

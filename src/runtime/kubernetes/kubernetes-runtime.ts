@@ -1,0 +1,322 @@
+import { randomBytes } from 'node:crypto';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { POD_PORTS } from '../../agent/pod-settings.js';
+import type { InjectRequest, InjectResponse } from '../../agent/protocol.js';
+import {
+  AppExitError,
+  RuntimeError,
+  type InjectSpec,
+  type Lane,
+  type Runtime,
+  type RuntimeStatus,
+  type Sandbox,
+} from '../runtime.js';
+import { callAgent } from './agent-client.js';
+import { ObjectWatch, isTrue, type WatchedObject } from './claim-watch.js';
+import { KubeApply, apiErrorText } from './kube-apply.js';
+import { PodSandbox } from './pod-sandbox.js';
+import {
+  ENROLL_SECRET,
+  EXT,
+  LABELS,
+  MANAGED,
+  poolName,
+  sandboxTemplate,
+  warmPool,
+  type PodSpecOptions,
+} from './sandbox-template.js';
+
+export interface KubernetesRuntimeOptions {
+  kubeConfig: KubeConfig;
+  namespace: string;
+  templates: readonly ('static' | 'node' | 'python')[];
+  poolSize: number;
+  /** How long a claim may take to bind to a Ready sandbox before it counts as failed. */
+  claimTimeoutMs: number;
+  startTimeoutMs: number;
+  pod: PodSpecOptions;
+  /** A short-lived URL the agent pulls the source from (a pre-signed object-store GET). */
+  sourceUrl(key: string): Promise<string>;
+  /** The language runtimes in the agent image, as `x.y.z`. */
+  versions: Record<string, string>;
+  log(msg: string, extra?: object): void;
+}
+
+/** Past the agent's own start deadline, how long the control plane waits for its answer. */
+const INJECT_GRACE_MS = 2_000;
+const CALL_TIMEOUT_MS = 5_000;
+/** An inject cut off mid-call: how long the event stream has to say the app exited. */
+const EXIT_REPORT_WAIT_MS = 1_000;
+const CLAIMS = 'sandboxclaims';
+const POOLS = 'sandboxwarmpools';
+const SELECTOR = `${LABELS.managedBy}=slipway`;
+
+type Claim = WatchedObject & {
+  status?: WatchedObject['status'] & { sandbox?: { name?: string; podIPs?: string[] } };
+};
+type Pool = WatchedObject & {
+  status?: WatchedObject['status'] & { readyReplicas?: number; replicas?: number };
+};
+
+/**
+ * The kubernetes runtime (design.md §4): one SandboxTemplate and SandboxWarmPool per template, a
+ * SandboxClaim per start attempt, the same agent in each pod reached over its control port with
+ * this sandbox's own token, health through the agent, reap by deleting the claim.
+ */
+export function createKubernetesRuntime(opts: KubernetesRuntimeOptions): Runtime {
+  const kube = new KubeApply(opts.kubeConfig, opts.namespace);
+  const base = `/apis/${EXT.group}/${EXT.version}/namespaces/${opts.namespace}`;
+  const dropped = (what: string) => (err: unknown) =>
+    opts.log(`${what} watch dropped; resyncing`, { error: apiErrorText(err) });
+  const claims = new ObjectWatch<Claim>(
+    opts.kubeConfig,
+    `${base}/${CLAIMS}`,
+    () => kube.listExt<Claim>(CLAIMS, SELECTOR),
+    SELECTOR,
+    dropped('claim'),
+  );
+  const pools = new ObjectWatch<Pool>(
+    opts.kubeConfig,
+    `${base}/${POOLS}`,
+    () => kube.listExt<Pool>(POOLS, SELECTOR),
+    SELECTOR,
+    dropped('warm pool'),
+  );
+  const claimed = new Map<string, PodSandbox>();
+  let enrollKeys: Record<string, string> = {};
+  let state: 'new' | 'started' | 'stopped' = 'new';
+  let starting: Promise<void> | undefined;
+
+  const start = async (): Promise<void> => {
+    enrollKeys = await kube.ensureSecret(
+      ENROLL_SECRET,
+      opts.templates,
+      () => randomBytes(32).toString('base64url'),
+      MANAGED,
+    );
+    for (const template of opts.templates) {
+      await kube.applyExt('sandboxtemplates', sandboxTemplate(template, opts.pod));
+      await kube.applyExt(POOLS, warmPool(template, opts.poolSize));
+    }
+    await Promise.all([claims.start(), pools.start()]);
+    // Claims of a previous process of ours hold pods nobody serves: the apps claim anew.
+    const stale = claims.list().map((c) => c.metadata?.name ?? '');
+    await Promise.all(stale.filter(Boolean).map((name) => kube.deleteExt(CLAIMS, name)));
+    if (stale.length > 0)
+      opts.log('deleted claims left by a previous run', { claims: stale.length });
+    state = 'started';
+  };
+
+  const bind = async (template: string, appId: string): Promise<PodSandbox> => {
+    const created = await kube
+      .createExt(CLAIMS, {
+        apiVersion: `${EXT.group}/${EXT.version}`,
+        kind: 'SandboxClaim',
+        metadata: {
+          generateName: `${poolName(template)}-`,
+          labels: { ...MANAGED, [LABELS.template]: template, [LABELS.app]: appId },
+        },
+        spec: { warmPoolRef: { name: poolName(template) } },
+      })
+      .catch((err: unknown) => {
+        throw new RuntimeError(`cannot create a sandbox claim: ${apiErrorText(err)}`, true);
+      });
+    const name = created.metadata.name;
+    try {
+      const podIP = await claims
+        .waitFor(
+          () => {
+            const claim = claims.get(name, opts.namespace);
+            const ip = claim?.status?.sandbox?.podIPs?.[0];
+            return claim?.status?.sandbox?.name && ip && isTrue(claim) ? ip : undefined;
+          },
+          opts.claimTimeoutMs,
+          `claim ${name} bound to a Ready ${template} sandbox`,
+        )
+        .catch((err: unknown) => {
+          throw new RuntimeError(`no warm ${template} sandbox: ${(err as Error).message}`, true);
+        });
+      const token = randomBytes(32).toString('base64url');
+      const enroll = await callAgent(
+        { host: podIP, port: POD_PORTS.agent },
+        enrollKeys[template] ?? '',
+        'POST',
+        '/enroll',
+        { token },
+        CALL_TIMEOUT_MS,
+      ).catch((err: unknown) => {
+        throw new RuntimeError(`sandbox ${name} did not enroll: ${(err as Error).message}`, true);
+      });
+      if (enroll.status !== 200) {
+        throw new RuntimeError(`sandbox ${name} refused to enroll (${enroll.status})`, true);
+      }
+      const sandbox = new PodSandbox(name, template, podIP, token);
+      await sandbox.follow();
+      return sandbox;
+    } catch (err) {
+      await kube
+        .deleteExt(CLAIMS, name)
+        .catch((e: unknown) =>
+          opts.log('cannot delete a failed claim', { claim: name, error: apiErrorText(e) }),
+        );
+      throw err;
+    }
+  };
+
+  const reap = async (sandbox: Sandbox): Promise<void> => {
+    const pod = claimed.get(sandbox.id);
+    claimed.delete(sandbox.id);
+    pod?.close();
+    await kube.deleteExt(CLAIMS, sandbox.id);
+  };
+
+  return {
+    backend: 'kubernetes',
+    templates: opts.templates,
+
+    async start() {
+      if (state !== 'new') return;
+      await (starting ??= start());
+    },
+
+    async stop() {
+      if (state === 'stopped') return;
+      state = 'stopped';
+      await starting?.catch(() => undefined);
+      await Promise.all([...claimed.values()].map((s) => reap(s)));
+      await Promise.all([claims.stop(), pools.stop()]);
+    },
+
+    async claim(template, appId) {
+      if (!opts.templates.includes(template as never)) {
+        throw new RuntimeError(`no ${template} template on this runtime`, false);
+      }
+      await starting;
+      if (state !== 'started')
+        throw new RuntimeError('the kubernetes runtime is not running', true);
+      const sandbox = await bind(template, appId);
+      if (state !== 'started') {
+        await reap(sandbox);
+        throw new RuntimeError('the kubernetes runtime stopped', true);
+      }
+      claimed.set(sandbox.id, sandbox);
+      return sandbox;
+    },
+
+    async inject(sandbox, spec) {
+      const pod = claimed.get(sandbox.id);
+      if (!pod || pod.phase !== 'claimed') {
+        throw new RuntimeError(`sandbox ${sandbox.id} is not freshly claimed`, false);
+      }
+      pod.phase = 'injecting';
+      try {
+        await injectInto(pod, spec);
+        pod.phase = 'running';
+      } catch (err) {
+        pod.phase = 'failed';
+        await reap(pod);
+        throw err;
+      }
+    },
+
+    async health(sandbox) {
+      const pod = claimed.get(sandbox.id);
+      if (!pod) return false;
+      const answer = await callAgent(
+        pod.control,
+        pod.token,
+        'GET',
+        '/health',
+        undefined,
+        CALL_TIMEOUT_MS,
+      ).catch(() => undefined);
+      return answer?.status === 200;
+    },
+
+    reap,
+
+    status(): RuntimeStatus {
+      const byTemplate: RuntimeStatus['pools'] = {};
+      for (const template of opts.templates) {
+        const pool = pools.get(poolName(template), opts.namespace);
+        const ready = pool?.status?.readyReplicas ?? 0;
+        byTemplate[template] = {
+          idle: ready,
+          target: opts.poolSize,
+          booting: Math.max(0, (pool?.status?.replicas ?? 0) - ready),
+        };
+      }
+      return {
+        ok: state === 'started' && claims.healthy && pools.healthy,
+        backend: 'kubernetes',
+        pools: byTemplate,
+        claimed: claimed.size,
+        limits: {
+          enforced: true,
+          detail: 'pod resource limits (memory, cpu) set on the SandboxTemplate',
+        },
+      };
+    },
+
+    laneUnavailable(template: string, lane: Lane) {
+      if (lane !== 'general') return undefined;
+      return `the general lane (an install step) is not available on the kubernetes runtime: vendor the ${template === 'python' ? 'packages' : 'dependencies'} into the source, or deploy to a local-runtime Slipway`;
+    },
+
+    versions() {
+      return { ...opts.versions };
+    },
+  };
+
+  async function injectInto(pod: PodSandbox, spec: InjectSpec): Promise<void> {
+    if (spec.template !== pod.template) {
+      throw new RuntimeError(`sandbox ${pod.id} runs ${pod.template}, not ${spec.template}`, false);
+    }
+    const sourceUrl = await opts.sourceUrl(spec.sourceKey).catch((err: unknown) => {
+      throw new RuntimeError(`cannot hand out the source: ${(err as Error).message}`, true);
+    });
+    const request: InjectRequest = {
+      sourceKey: spec.sourceKey,
+      sourceUrl,
+      env: spec.env,
+      startTimeoutMs: opts.startTimeoutMs,
+      ...(spec.entrypoint ? { entrypoint: spec.entrypoint } : {}),
+    };
+    const started = performance.now();
+    const answer = await callAgent(
+      pod.control,
+      pod.token,
+      'POST',
+      '/inject',
+      request,
+      opts.startTimeoutMs + INJECT_GRACE_MS,
+    ).catch(async (err: unknown) => {
+      const exit = await pod.exitWithin(EXIT_REPORT_WAIT_MS);
+      if (exit) throw new AppExitError(exit);
+      throw new RuntimeError(
+        `inject into sandbox ${pod.id} failed: ${(err as Error).message}`,
+        true,
+      );
+    });
+    const body = answer.body as InjectResponse | undefined;
+    if (answer.status === 200 && body?.ok) {
+      opts.log('app started', {
+        sandbox: pod.id,
+        app: spec.appId,
+        hostMs: Math.round(performance.now() - started),
+        agentMs: body.ms,
+      });
+      return;
+    }
+    if (answer.status === 422 && body && !body.ok && 'exit' in body) {
+      throw new AppExitError({
+        code: body.exit.code,
+        signal: body.exit.signal,
+        lastLines: body.exit.lastLines.length > 0 ? body.exit.lastLines : pod.lastLines(),
+      });
+    }
+    const error = body && !body.ok && 'error' in body ? body.error : `status ${answer.status}`;
+    // 400: the source or entrypoint cannot work, a retry would not help.
+    throw new RuntimeError(error, answer.status !== 400);
+  }
+}

@@ -1,0 +1,208 @@
+// The kubernetes runtime on the real test cluster: SandboxTemplates and warm pools it writes are
+// filled by the real agent-sandbox controller; claims bind; the pod agent (the bundle the image
+// runs) enrolls, pulls the source by URL, starts the app; reap deletes the claim and the pod goes.
+import { createServer, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { KubeConfig } from '@kubernetes/client-node';
+import { create as createTar } from 'tar';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createKubernetesRuntime } from '../../src/runtime/kubernetes/kubernetes-runtime.js';
+import {
+  AppExitError,
+  RuntimeError,
+  type Runtime,
+  type Sandbox,
+} from '../../src/runtime/runtime.js';
+import { startCluster, startTestNode, waitFor, type Cluster, type TestNode } from './cluster.js';
+import { bundlePodAgent, podAgentCommand } from './pod-agent.js';
+
+const NS = 'slipway';
+const EXT = '/apis/extensions.agents.x-k8s.io/v1beta1';
+
+async function tarball(dir: string): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  const stream = createTar({ gzip: true, cwd: dir, portable: true }, ['.']);
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+function get(sandbox: Sandbox, path = '/'): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ path, createConnection: () => sandbox.connect() as never }, (res) => {
+      let body = '';
+      res.on('data', (d: Buffer) => (body += d.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('kubernetes runtime (real API server, agent-sandbox controller, test node)', () => {
+  let cluster: Cluster;
+  let node: TestNode;
+  let runtime: Runtime;
+  let sources: Server;
+  const blobs = new Map<string, Buffer>();
+  const logs: string[] = [];
+
+  beforeAll(async () => {
+    cluster = await startCluster();
+    const bundle = await bundlePodAgent();
+    node = await startTestNode({
+      cluster,
+      namespace: NS,
+      labelSelector: 'slipway.dev/template!=python',
+      agentCommand: podAgentCommand(bundle),
+    });
+    await cluster.api.must('POST', '/api/v1/namespaces', { metadata: { name: NS } });
+    sources = createServer((req, res) => {
+      const blob = blobs.get(decodeURIComponent((req.url ?? '').slice(1)));
+      res.statusCode = blob ? 200 : 404;
+      res.end(blob);
+    });
+    await new Promise<void>((r) => sources.listen(0, '127.0.0.1', r));
+    const port = (sources.address() as AddressInfo).port;
+    blobs.set('static.v1', await tarball('examples/static'));
+    blobs.set('node.v1', await tarball('examples/node'));
+    const kc = new KubeConfig();
+    kc.loadFromFile(cluster.kubeconfig);
+    runtime = createKubernetesRuntime({
+      kubeConfig: kc,
+      namespace: NS,
+      templates: ['static', 'node', 'python'],
+      poolSize: 1,
+      claimTimeoutMs: 4_000,
+      startTimeoutMs: 15_000,
+      pod: {
+        image: 'slipway/agent:test',
+        command: ['node', '/opt/slipway/agent.mjs'],
+        egressProxyUrl: 'http://127.0.0.1:9',
+        memoryLimitMB: 256,
+        cpu: 1,
+      },
+      sourceUrl: (key) => Promise.resolve(`http://127.0.0.1:${port}/${encodeURIComponent(key)}`),
+      versions: { node: process.versions.node },
+      log: (msg, extra) => logs.push(`${msg} ${JSON.stringify(extra ?? {})}`),
+    });
+    await runtime.start();
+  });
+
+  afterAll(async () => {
+    await runtime?.stop();
+    await node?.stop();
+    await cluster?.stop();
+    sources?.close();
+  });
+
+  it('writes a SandboxTemplate and a warm pool per template, which the controller fills', async () => {
+    const tpl = await cluster.api.must(
+      'GET',
+      `${EXT}/namespaces/${NS}/sandboxtemplates/slipway-node`,
+    );
+    const container = (tpl.spec?.podTemplate as { spec: { containers: { env: object[] }[] } }).spec
+      .containers[0];
+    // The enroll key is a reference to a Secret, never a value in the spec.
+    expect(JSON.stringify(container?.env)).toContain('secretKeyRef');
+    expect(JSON.stringify(tpl)).not.toMatch(/SLIPWAY_ENROLL_KEY","value"/);
+    await waitFor(
+      'pools ready',
+      async () => {
+        const s = runtime.status();
+        return s.pools.static?.idle === 1 && s.pools.node?.idle === 1;
+      },
+      60_000,
+    );
+  });
+
+  it('claims, injects a static site and a node app, serves them, and reaps the claim', async () => {
+    const site = await runtime.claim('static', 'app-static');
+    await runtime.inject(site, {
+      appId: 'app-static',
+      version: 1,
+      sourceKey: 'static.v1',
+      template: 'static',
+      lane: 'fast',
+      env: [],
+      allowedHosts: [],
+    });
+    const page = await get(site);
+    expect(page.status).toBe(200);
+    expect(page.body).toContain('<html');
+    expect(await runtime.health(site)).toBe(true);
+
+    const app = await runtime.claim('node', 'app-node');
+    const lines: string[] = [];
+    app.onLog((l) => lines.push(l.text));
+    let activity = 0;
+    app.onActivity?.(() => (activity += 1));
+    await runtime.inject(app, {
+      appId: 'app-node',
+      version: 1,
+      sourceKey: 'node.v1',
+      template: 'node',
+      lane: 'fast',
+      env: [{ name: 'GREETING', value: 'hi' }],
+      allowedHosts: [],
+    });
+    const res = await get(app);
+    expect(res.status).toBe(200);
+    await waitFor('activity reported by the pod agent', async () => activity > 0, 5_000);
+
+    const claimName = app.id;
+    const pods = new Set(node.running().keys());
+    await runtime.reap(app);
+    await waitFor(
+      'claim gone and its pod stopped',
+      async () => {
+        const claim = await cluster.api.get(`${EXT}/namespaces/${NS}/sandboxclaims/${claimName}`);
+        const running = node.running();
+        return claim.status === 404 && [...pods].some((p) => !running.has(p));
+      },
+      30_000,
+    );
+    await expect(get(app)).rejects.toThrow();
+    await runtime.reap(site);
+  });
+
+  it('reports an app that exits at once with its exit code and last lines', async () => {
+    blobs.set(
+      'crash.v1',
+      await (async () => {
+        const { mkdtempSync, writeFileSync } = await import('node:fs');
+        const dir = mkdtempSync('/tmp/crash-');
+        writeFileSync(`${dir}/package.json`, '{"name":"crash","main":"index.js"}');
+        writeFileSync(`${dir}/index.js`, 'console.error("boom: no database"); process.exit(3);');
+        return tarball(dir);
+      })(),
+    );
+    const sb = await runtime.claim('node', 'app-crash');
+    const err = await runtime
+      .inject(sb, {
+        appId: 'app-crash',
+        version: 1,
+        sourceKey: 'crash.v1',
+        template: 'node',
+        lane: 'fast',
+        env: [],
+        allowedHosts: [],
+      })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AppExitError);
+    expect((err as AppExitError).exit.code).toBe(3);
+    expect((err as AppExitError).exit.lastLines.join('\n')).toContain('boom: no database');
+  });
+
+  it('a claim that does not bind in time fails as a transient error and leaves no claim', async () => {
+    // The test node runs no python pods: the python pool never has a Ready sandbox.
+    const err = await runtime.claim('python', 'app-never').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RuntimeError);
+    expect((err as RuntimeError).transient).toBe(true);
+    expect((err as RuntimeError).message).toMatch(/no warm python sandbox/);
+    const claims = await cluster.api.must<{ items: unknown[] }>(
+      'GET',
+      `${EXT}/namespaces/${NS}/sandboxclaims?labelSelector=slipway.dev/app-id%3Dapp-never`,
+    );
+    expect(claims.items).toHaveLength(0);
+  });
+});

@@ -193,7 +193,8 @@ export const configSchema = z.strictObject({
     }),
   store: z
     .strictObject({
-      backend: z.enum(['sqlite', 'memory']).default('sqlite'),
+      /** `configmap`: ConfigMaps in `kubernetes.namespace`; share links off, audit in memory. */
+      backend: z.enum(['sqlite', 'memory', 'configmap']).default('sqlite'),
       path: z.string().optional(),
     })
     .prefault({}),
@@ -243,6 +244,23 @@ export const configSchema = z.strictObject({
           maxConnections: z.number().int().min(1).max(1_000_000).default(4096),
           /** From accept, the time a client has to send its whole proxy request head. */
           headTimeout: duration.default('30s'),
+        })
+        .prefault({}),
+      /** `backend: kubernetes`: sandbox pods through agent-sandbox (design.md §4). */
+      kubernetes: z
+        .strictObject({
+          /** The agent image (Dockerfile.agent) the sandbox pods run. */
+          image: z.string().min(1).default('slipway/agent:0.1.0'),
+          /** Its command: node on the agent bundle the image carries. */
+          command: z.array(z.string().min(1)).min(1).default(['node', '/opt/slipway/agent.mjs']),
+          /** How long a claim may take to bind to a Ready sandbox before the attempt fails. */
+          claimTimeout: duration.default('30s'),
+          /** The apps' HTTP(S)_PROXY: the control plane's egress gate Service. */
+          egressProxy: z.url({ protocol: /^http$/ }).default('http://slipway-egress:3128'),
+          /** The language runtimes in the agent image, as the platform info reports them. */
+          versions: z
+            .record(z.enum(['node', 'python']), z.string())
+            .default({ node: '20', python: '3.11' }),
         })
         .prefault({}),
     })

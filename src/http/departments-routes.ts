@@ -12,6 +12,8 @@ import { adminOnly } from '../auth/guards.js';
 /** Admin department management under /api/departments; every route needs the admin role. */
 export async function departmentsRoutes(app: FastifyInstance): Promise<void> {
   const { store } = app;
+  // A store that writes behind (configmap): a change is answered once it has landed.
+  const landed = async (): Promise<void> => store.flush?.();
   app.addHook('preValidation', adminOnly);
 
   app.get('/api/departments', { schema: { response: { 200: listSchema } } }, async () => {
@@ -22,8 +24,11 @@ export async function departmentsRoutes(app: FastifyInstance): Promise<void> {
   app.post<{ Body: { id: string; name?: string; description?: string } }>(
     '/api/departments',
     { schema: { body: newSchema, response: { 201: departmentSchema } } },
-    async (request, reply) =>
-      reply.status(201).send(departmentJson(createDepartment(store, request.body))),
+    async (request, reply) => {
+      const department = createDepartment(store, request.body);
+      await landed();
+      return reply.status(201).send(departmentJson(department));
+    },
   );
 
   app.get<{ Params: { id: string } }>(
@@ -35,7 +40,11 @@ export async function departmentsRoutes(app: FastifyInstance): Promise<void> {
   app.patch<{ Params: { id: string }; Body: DepartmentPatch }>(
     '/api/departments/:id',
     { schema: { params: idParams, body: patchSchema, response: { 200: departmentSchema } } },
-    async (request) => departmentJson(updateDepartment(store, request.params.id, request.body)),
+    async (request) => {
+      const department = updateDepartment(store, request.params.id, request.body);
+      await landed();
+      return departmentJson(department);
+    },
   );
 
   app.delete<{ Params: { id: string } }>(
@@ -43,6 +52,7 @@ export async function departmentsRoutes(app: FastifyInstance): Promise<void> {
     { schema: { params: idParams } },
     async (request, reply) => {
       deleteDepartment(store, request.params.id);
+      await landed();
       return reply.status(204).send();
     },
   );

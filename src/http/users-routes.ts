@@ -14,6 +14,8 @@ import {
 /** Admin user management under /api/users; every route needs the admin role (403 `forbidden`). */
 export async function usersRoutes(app: FastifyInstance): Promise<void> {
   const { store } = app;
+  // A store that writes behind (configmap): a change is answered once it has landed.
+  const landed = async (): Promise<void> => store.flush?.();
   const configuredNames = new Set(app.config.auth.apiKeys.map((entry) => entry.name));
   // preValidation, not preHandler: a non-admin learns nothing about body validation either.
   app.addHook('preValidation', adminOnly);
@@ -29,6 +31,7 @@ export async function usersRoutes(app: FastifyInstance): Promise<void> {
     async (request, reply) => {
       const { user, apiKey } = createUser(store, request.body, configuredNames);
       app.auth.forget(user.id);
+      await landed();
       return reply.status(201).send({ user: userJson(user), api_key: apiKey });
     },
   );
@@ -45,6 +48,7 @@ export async function usersRoutes(app: FastifyInstance): Promise<void> {
     async (request) => {
       const user = updateUser(store, request.params.id, request.body);
       app.auth.forget(user.id);
+      await landed();
       return userJson(user);
     },
   );
@@ -55,6 +59,7 @@ export async function usersRoutes(app: FastifyInstance): Promise<void> {
     async (request, reply) => {
       deleteUser(store, request.params.id);
       app.auth.forget(request.params.id);
+      await landed();
       return reply.status(204).send();
     },
   );

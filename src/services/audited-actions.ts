@@ -43,7 +43,10 @@ export class AuditedActions {
   ): Promise<T> {
     this.writable(action);
     try {
-      return await how.run();
+      const result = await how.run();
+      // A store that writes behind (configmap): the action is answered once its writes landed.
+      await this.store.flush?.();
+      return result;
     } catch (err) {
       this.refused(identity, action, target, err, how.hash);
       throw err;

@@ -51,6 +51,15 @@ describe('loadConfig', () => {
     expect(config.store.backend).toBe('memory');
   });
 
+  it('takes store.backend configmap with the kubernetes namespace it lives in', () => {
+    const config = loadConfig({
+      SVC_STORE_BACKEND: 'configmap',
+      SVC_KUBERNETES_NAMESPACE: 'deploys',
+    });
+    expect(config.store.backend).toBe('configmap');
+    expect(config.kubernetes.namespace).toBe('deploys');
+  });
+
   it('lets SVC_* variables override the file', () => {
     const path = yamlFile('server: { listen: "127.0.0.1:9000" }\nauth: { enabled: true }\n');
     const config = loadConfig({

@@ -82,12 +82,15 @@ export const appSchema = {
   ],
 } as const;
 
-/** PATCH /v1/apps/{id}: the settings an owner changes without a deploy. */
+/**
+ * PATCH /v1/apps/{id}: the settings an owner changes without a deploy. `{not: {}}` rather than
+ * `false`: fastify's ajv runs with removeAdditional, which would drop unknown fields silently.
+ */
 export const updateAppBody = {
   type: 'object',
   properties: { access: { type: 'string', enum: ['public', 'private'] } },
   required: ['access'],
-  additionalProperties: false,
+  additionalProperties: { not: {} },
 } as const;
 
 export const appListResponse = {

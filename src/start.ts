@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import { announceBootstrap, ensureBootstrapAdmin, type BootstrapResult } from './auth/bootstrap.js';
 import { ConfigError } from './config/load.js';
@@ -8,7 +9,9 @@ import { buildServer } from './http/server.js';
 import { resolveTls } from './http/tls.js';
 import { createLogger, serviceLog, type LogSetting } from './logging.js';
 import { openStore } from './persistence/open-store.js';
-import { createDeployServices } from './services/compose.js';
+import { openRuntime } from './runtime/open-runtime.js';
+import { createDeployServices, type DeployParts, type Log } from './services/compose.js';
+import { openSourceStore } from './sources/open-source-store.js';
 
 export interface Running {
   app: FastifyInstance;
@@ -37,6 +40,14 @@ export interface StartOptions {
   signal?: AbortSignal;
 }
 
+/** The source store and the runtime the config names, over which the deploy services are built. */
+export function openDeployParts(config: Config, log: Log): DeployParts {
+  const sourceStore = openSourceStore(config);
+  const agentToken = randomBytes(32).toString('base64url');
+  const runtime = openRuntime(config, { sourceStore, agentToken, log });
+  return { sourceStore, runtime, agentToken };
+}
+
 /** Opens the store, builds the server and listens: the whole of `npm start`, and of e2e tests. */
 export async function startSlipway(config: Config, options: StartOptions = {}): Promise<Running> {
   const cancelled = (): boolean => options.signal?.aborted === true;
@@ -57,7 +68,8 @@ export async function startSlipway(config: Config, options: StartOptions = {}): 
   try {
     // The composition root: the store, the runtime the config names with the registry and the
     // services over it, then the HTTP server they are handed to.
-    const deploy = createDeployServices(config, store, serviceLog(logger));
+    const log = serviceLog(logger);
+    const deploy = createDeployServices(config, store, openDeployParts(config, log), log);
     app = await buildServer({ config, store, deploy, tls, logger, drain });
     if (cancelled()) throw new StartCancelled();
     bootstrap = ensureBootstrapAdmin(config, store);

@@ -1,6 +1,4 @@
-import { randomBytes } from 'node:crypto';
 import { AppRegistry } from '../actors/registry.js';
-import { ConfigError } from '../config/load.js';
 import { durationMs, type Config } from '../config/schema.js';
 import { AppAccess } from '../http/app-access.js';
 import { AppRouter } from '../http/app-router.js';
@@ -9,9 +7,7 @@ import { guardStore } from '../persistence/guarded-store.js';
 import { StorageHealth } from '../persistence/storage-health.js';
 import type { Store } from '../persistence/store.js';
 import { WriteRetry } from '../persistence/write-retry.js';
-import { createLocalRuntime } from '../runtime/local/local-runtime.js';
 import type { Runtime } from '../runtime/runtime.js';
-import { openSourceStore } from '../sources/open-source-store.js';
 import type { SourceStore } from '../sources/source-store.js';
 import { AppGrants } from './app-grants.js';
 import { AppService } from './app-service.js';
@@ -48,16 +44,22 @@ export interface DeployServices {
 
 export type Log = (level: 'info' | 'warn' | 'error', msg: string, extra?: object) => void;
 
-/** Builds the services; nothing starts until `startDeployServices`. */
-export function createDeployServices(config: Config, rawStore: Store, log: Log): DeployServices {
-  if (config.runtime.backend !== 'local') {
-    throw new ConfigError(
-      `config: runtime.backend: "${config.runtime.backend}" is not available in this build; use "local"`,
-    );
-  }
-  const agentToken = randomBytes(32).toString('base64url');
+/** What the composition root opened for the deploy side: where sources live, what runs apps. */
+export interface DeployParts {
+  sourceStore: SourceStore;
+  runtime: Runtime;
+  agentToken: string;
+}
+
+/** Builds the services over the parts start.ts chose; nothing starts until `start`. */
+export function createDeployServices(
+  config: Config,
+  rawStore: Store,
+  parts: DeployParts,
+  log: Log,
+): DeployServices {
+  const { sourceStore, runtime, agentToken } = parts;
   const urls = new PublicUrls(config.server.appsDomain);
-  const sourceStore = openSourceStore(config);
   const storage = new StorageHealth({
     probes: {
       database: () => rawStore.setMeta('write_probe', new Date().toISOString()),
@@ -68,26 +70,6 @@ export function createDeployServices(config: Config, rawStore: Store, log: Log):
   // Every service writes through the guard: a full or read-only disk is a 503, not a 500.
   const store = guardStore(rawStore, storage);
   const writes = new WriteRetry({ log, health: storage });
-  const runtime = createLocalRuntime({
-    dataDir: config.server.dataDir,
-    sourceStore,
-    agentToken,
-    poolSize: config.runtime.poolSize,
-    startTimeoutMs: durationMs(config.runtime.startTimeout),
-    installTimeoutMs: durationMs(config.runtime.installTimeout),
-    memoryLimitMB: config.runtime.memoryLimitMB,
-    pidsLimit: config.runtime.pidsLimit,
-    cpu: config.runtime.cpu,
-    runtimeDir: config.runtime.dir,
-    uids: config.runtime.uids,
-    allowPrivate: config.runtime.egress.allowPrivate,
-    egress: {
-      maxConnectionsPerSandbox: config.runtime.egress.maxConnectionsPerSandbox,
-      maxConnections: config.runtime.egress.maxConnections,
-      headTimeoutMs: durationMs(config.runtime.egress.headTimeout),
-    },
-    log: (msg, extra, level = 'info') => log(level, msg, extra),
-  });
   const registry = new AppRegistry({
     store,
     runtime,

@@ -10,6 +10,7 @@ import { createMemoryStore } from '../../src/persistence/memory-store.js';
 import type { Store } from '../../src/persistence/store.js';
 import { createLogger, serviceLog } from '../../src/logging.js';
 import { createDeployServices } from '../../src/services/compose.js';
+import { openDeployParts } from '../../src/start.js';
 import {
   collectRefs,
   deref,
@@ -206,7 +207,8 @@ describe('the server serves exactly the operations the spec does not mark pendin
     });
     store = createMemoryStore();
     const logger = createLogger(false);
-    const deploy = createDeployServices(config, store, serviceLog(logger));
+    const log = serviceLog(logger);
+    const deploy = createDeployServices(config, store, openDeployParts(config, log), log);
     app = await buildServer({ config, store, deploy, logger });
     await app.ready();
     served = new Set(app.routeTable.list().map((r) => routeKey(r.method, r.url)));

@@ -1,0 +1,66 @@
+import { ConfigError } from '../config/load.js';
+import { durationMs, type Config } from '../config/schema.js';
+import { loadKubeConfig } from '../kube/kube-config.js';
+import type { SourceStore } from '../sources/source-store.js';
+import { createKubernetesRuntime } from './kubernetes/kubernetes-runtime.js';
+import { createLocalRuntime } from './local/local-runtime.js';
+import type { Runtime } from './runtime.js';
+
+export interface RuntimeDeps {
+  sourceStore: SourceStore;
+  /** The local agents' shared token (spec §4 /internal/sources); never logged. */
+  agentToken: string;
+  log(level: 'info' | 'warn' | 'error', msg: string, extra?: object): void;
+}
+
+/** The runtime `runtime.backend` names; the one place that knows which runtimes exist. */
+export function openRuntime(config: Config, deps: RuntimeDeps): Runtime {
+  const { runtime } = config;
+  if (runtime.backend === 'kubernetes') {
+    const { sourceStore } = deps;
+    const presign = sourceStore.presignGet?.bind(sourceStore);
+    if (!presign) {
+      throw new ConfigError(
+        'config: runtime.backend "kubernetes" needs sources.backend "s3": sandbox pods pull sources from pre-signed object-store URLs',
+      );
+    }
+    return createKubernetesRuntime({
+      kubeConfig: loadKubeConfig(config),
+      namespace: config.kubernetes.namespace,
+      templates: ['static', 'node', 'python'],
+      poolSize: runtime.poolSize,
+      claimTimeoutMs: durationMs(runtime.kubernetes.claimTimeout),
+      startTimeoutMs: durationMs(runtime.startTimeout),
+      pod: {
+        image: runtime.kubernetes.image,
+        command: runtime.kubernetes.command,
+        egressProxyUrl: runtime.kubernetes.egressProxy,
+        memoryLimitMB: runtime.memoryLimitMB,
+        cpu: runtime.cpu,
+      },
+      sourceUrl: presign,
+      versions: runtime.kubernetes.versions,
+      log: (msg, extra) => deps.log('info', msg, extra),
+    });
+  }
+  return createLocalRuntime({
+    dataDir: config.server.dataDir,
+    sourceStore: deps.sourceStore,
+    agentToken: deps.agentToken,
+    poolSize: runtime.poolSize,
+    startTimeoutMs: durationMs(runtime.startTimeout),
+    installTimeoutMs: durationMs(runtime.installTimeout),
+    memoryLimitMB: runtime.memoryLimitMB,
+    pidsLimit: runtime.pidsLimit,
+    cpu: runtime.cpu,
+    runtimeDir: runtime.dir,
+    uids: runtime.uids,
+    allowPrivate: runtime.egress.allowPrivate,
+    egress: {
+      maxConnectionsPerSandbox: runtime.egress.maxConnectionsPerSandbox,
+      maxConnections: runtime.egress.maxConnections,
+      headTimeoutMs: durationMs(runtime.egress.headTimeout),
+    },
+    log: (msg, extra, level = 'info') => deps.log(level, msg, extra),
+  });
+}

@@ -284,9 +284,15 @@ describe('configmap store on the test cluster', () => {
     const relay = await startRelay(cluster);
     const { store, lines } = await open(ns, { server: relay.server });
     store.putApp(app('web'));
+    store.putUser(user('erin'));
     await store.flush?.();
 
     await relay.cut();
+    // Meanwhile another replica, which still reaches the API, deletes one object and adds one.
+    const { store: other } = await open(ns);
+    other.deleteUser('erin');
+    other.putDepartment(department('ops'));
+    await other.flush?.();
     store.putApp(app('web', { phase: 'Suspended' }));
     store.addVersion(version('web', 1));
     const pending = store.flush?.();
@@ -314,6 +320,9 @@ describe('configmap store on the test cluster', () => {
       data: { 'app.json': JSON.stringify(app('web', { phase: 'Failed' })) },
     });
     await waitFor('the watch resumed', async () => store.getApp('web')?.phase === 'Failed', 30_000);
+    // The re-list after the drop brought in what changed while the store could not watch.
+    expect(store.getUser('erin')).toBeUndefined();
+    expect(store.getDepartment('ops')).toEqual(department('ops'));
     await relay.cut();
   });
 });

@@ -53,18 +53,16 @@ export function validateMetadata(value: unknown): DeployMetadata {
     allowedHosts: validateEgress(value.egress),
     ttl: validateTtl(value.ttl),
   };
-  const access = validateAccess(value.access, 'metadata.access');
+  const access = validateAccess(value.access);
   if (access !== undefined) metadata.access = access;
   return metadata;
 }
 
-/** `public` or `private`; absent (or null) is undefined. `field` names it in the 400. */
-export function validateAccess(access: unknown, field: string): Access | undefined {
+/** `public` or `private`; absent (or null): the app's current access, or the default. */
+function validateAccess(access: unknown): Access | undefined {
   if (access === undefined || access === null) return undefined;
   if (access !== 'public' && access !== 'private') {
-    throw new AppError(400, 'bad_metadata', `${field} must be "public" or "private"`, {
-      field: field.replace(/^metadata\./, ''),
-    });
+    throw bad('access', 'must be "public" or "private"');
   }
   return access;
 }

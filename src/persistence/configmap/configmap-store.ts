@@ -57,7 +57,7 @@ export async function openConfigMapStore(opts: ConfigMapStoreOptions): Promise<S
   const remote = (key: ObjectKey, cm: V1ConfigMap | undefined): void => {
     if (writer.pending(key)) return; // ours goes over it (conflict resolution in the writer)
     const rv = cm?.metadata?.resourceVersion;
-    if (cm !== undefined && rv === writer.resourceVersion(key)) return; // our own write's echo
+    if (cm !== undefined && !newer(rv, writer.resourceVersion(key))) return; // e.g. our own echo
     if (cm === undefined && writer.resourceVersion(key) === undefined) return;
     try {
       applyToMirror(tables(), key, cm);
@@ -202,6 +202,18 @@ export async function openConfigMapStore(opts: ConfigMapStoreOptions): Promise<S
     setMeta: (key, value) => write([objectKey('meta', key)], () => inner.setMeta(key, value)),
   };
 }
+
+/**
+ * Whether `rv` is newer than the one we hold. The API calls resourceVersions opaque, but those
+ * of one resource are etcd revisions: where both are integers, an event that trails our own
+ * write (the watch can lag behind a write's answer) is recognised and does not undo it.
+ */
+function newer(rv: string | undefined, held: string | undefined): boolean {
+  if (rv === held) return false;
+  if (rv === undefined || held === undefined) return true;
+  return !(INTEGER.test(rv) && INTEGER.test(held)) || BigInt(rv) > BigInt(held);
+}
+const INTEGER = /^\d{1,30}$/;
 
 /** The answer share links get on this backend: the same as ShareService gives without SQLite. */
 function shareLinksUnavailable(): AppError {

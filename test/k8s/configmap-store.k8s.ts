@@ -325,4 +325,17 @@ describe('configmap store on the test cluster', () => {
     expect(store.getDepartment('ops')).toEqual(department('ops'));
     await relay.cut();
   });
+
+  it('does not open without the API: a clear error naming the namespace and why', async () => {
+    const ns = await freshNamespace(cluster);
+    const token = await serviceAccountToken(cluster, ns, 'nobody');
+    await expect(open(ns, { token })).rejects.toThrow(
+      `configmap store: cannot list the ConfigMaps in namespace ${ns}: the Kubernetes API answered 403`,
+    );
+    const relay = await startRelay(cluster);
+    await relay.cut();
+    await expect(open(ns, { server: relay.server })).rejects.toThrow(
+      /cannot list the ConfigMaps in namespace .*: the Kubernetes API is unreachable \(ECONNREFUSED\)/,
+    );
+  });
 });

@@ -259,7 +259,7 @@ export const configSchema = z.strictObject({
           egressProxy: z.url({ protocol: /^http$/ }).default('http://slipway-egress:3128'),
           /** The language runtimes in the agent image, as the platform info reports them. */
           versions: z
-            .record(z.enum(['node', 'python']), z.string())
+            .partialRecord(z.enum(['node', 'python']), z.string())
             .default({ node: '20', python: '3.11' }),
         })
         .prefault({}),

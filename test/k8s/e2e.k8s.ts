@@ -1,0 +1,238 @@
+// Slipway end to end on the test cluster: the real server with runtime.backend kubernetes, its
+// sources in moto's S3 (agents pull pre-signed URLs), real claims bound by the agent-sandbox
+// controller, the pod agent run by the test node. Everything through the public API and app URLs.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deploy, fetchApp, waitForPhase } from '../support/deploy.js';
+import { MOTO_SETUP_TIMEOUT_MS, startMoto, type Moto } from '../support/moto.js';
+import { call, startTestServer, type RawConfig, type TestServer } from '../support/server.js';
+import { tarGzDir } from '../support/tarball.js';
+import { startCluster, startTestNode, waitFor, type Cluster, type TestNode } from './cluster.js';
+import { bundlePodAgent, podAgentCommand } from './pod-agent.js';
+
+const NS = 'slipway';
+const EXT = '/apis/extensions.agents.x-k8s.io/v1beta1';
+const ALICE = 'alice-k8s-e2e-key-0123456789abcdef';
+const BOB = 'bob-k8s-e2e-key-0123456789abcdef';
+const BUCKET = 'slipway-k8s-sources';
+
+type App = { app_id: string; name: string; phase: string; url?: string; reason?: string };
+
+function appSource(text: string): Promise<Buffer> {
+  const dir = mkdtempSync(join(tmpdir(), 'k8s-app-'));
+  writeFileSync(join(dir, 'package.json'), '{"name":"k8s-app","main":"server.js"}');
+  writeFileSync(
+    join(dir, 'server.js'),
+    `require('node:http').createServer((q, s) => s.end(${JSON.stringify(text)})).listen(process.env.PORT);\n` +
+      `console.log('listening for ${text}');\n`,
+  );
+  return tarGzDir(dir);
+}
+
+describe('Slipway on Kubernetes (real API server, agent-sandbox, S3 sources)', () => {
+  let cluster: Cluster;
+  let node: TestNode;
+  let moto: Moto;
+  let server: TestServer;
+  let dataDir: string;
+  let config: RawConfig;
+  /** Pods the node must not run (a template whose pods never turn Ready). */
+  const broken = new Set<string>();
+
+  const claimsOf = async (appId: string) =>
+    (
+      await cluster.api.must<{ items: { metadata: { name: string } }[] }>(
+        'GET',
+        `${EXT}/namespaces/${NS}/sandboxclaims?labelSelector=${encodeURIComponent(`slipway.dev/app-id=${appId}`)}`,
+      )
+    ).items;
+
+  beforeAll(async () => {
+    moto = await startMoto();
+    await moto.createBucket(BUCKET);
+    cluster = await startCluster();
+    const bundle = await bundlePodAgent();
+    node = await startTestNode({
+      cluster,
+      namespace: NS,
+      agentCommand: podAgentCommand(bundle, (pod) =>
+        broken.has(pod.metadata?.labels?.['slipway.dev/template'] ?? ''),
+      ),
+    });
+    await cluster.api.must('POST', '/api/v1/namespaces', { metadata: { name: NS } });
+    dataDir = mkdtempSync(join(tmpdir(), 'slipway-k8s-e2e-'));
+    config = {
+      auth: {
+        apiKeys: [
+          { key: ALICE, name: 'alice' },
+          { key: BOB, name: 'bob' },
+        ],
+      },
+      kubernetes: { namespace: NS, kubeconfig: cluster.kubeconfig },
+      sources: {
+        backend: 's3',
+        s3: { endpoint: moto.endpoint, bucket: BUCKET, forcePathStyle: true },
+      },
+      runtime: {
+        backend: 'kubernetes',
+        poolSize: 1,
+        startTimeout: '15s',
+        kubernetes: { claimTimeout: '2s', versions: { node: process.versions.node } },
+      },
+    };
+    server = await startTestServer(config, dataDir);
+  }, MOTO_SETUP_TIMEOUT_MS);
+
+  afterAll(async () => {
+    await server?.stop();
+    await node?.stop();
+    await cluster?.stop();
+    await moto?.stop();
+  });
+
+  const deployed = async (name: string, source: Buffer, token = ALICE): Promise<App> => {
+    const res = await deploy(server.baseURL, token, { name }, source);
+    expect([200, 202]).toContain(res.status);
+    return (await waitForPhase(server.baseURL, token, name, ['Ready', 'Failed'], 60_000)) as App;
+  };
+
+  it.each([
+    ['static', 'Hello from a static Slipway app'],
+    ['node', 'hello from node'],
+    ['python', 'hello from python'],
+  ])('deploys the %s example into a claimed pod and serves its URL', async (example, text) => {
+    const app = await deployed(`k8s-${example}`, await tarGzDir(join('examples', example)));
+    expect(app.phase, JSON.stringify(app)).toBe('Ready');
+    const res = await fetchApp(String(app.url));
+    expect(res.status).toBe(200);
+    expect(res.body).toContain(text);
+    expect(await claimsOf(app.app_id)).toHaveLength(1);
+  });
+
+  it('redeploys, rolls back, suspends (no claim left) and wakes on a request', async () => {
+    const v1 = await deployed('k8s-life', await appSource('version one'));
+    expect(v1.phase).toBe('Ready');
+    const v2 = await deployed('k8s-life', await appSource('version two'));
+    expect(v2.phase).toBe('Ready');
+    expect((await fetchApp(String(v2.url))).body).toBe('version two');
+
+    const back = await call(server.baseURL, `/v1/apps/${v1.app_id}/rollback`, {
+      method: 'POST',
+      token: ALICE,
+      json: { version: 1 },
+    });
+    expect([200, 202]).toContain(back.status);
+    await waitFor(
+      'rollback serves version one',
+      async () => {
+        const res = await fetchApp(String(v1.url));
+        return res.status === 200 && res.body === 'version one';
+      },
+      60_000,
+    );
+
+    const suspend = await call(server.baseURL, `/v1/apps/${v1.app_id}/suspend`, {
+      method: 'POST',
+      token: ALICE,
+    });
+    expect(suspend.status).toBe(200);
+    await waitForPhase(server.baseURL, ALICE, v1.app_id, ['Suspended'], 30_000);
+    // Suspended: the claim is gone (its pod with it); kept warm sandboxes are not claims.
+    await waitFor(
+      'no claim while suspended',
+      async () => (await claimsOf(v1.app_id)).length === 0,
+      30_000,
+    );
+    // A request wakes it: held by the control plane's router until a new claim serves.
+    const woke = await fetchApp(String(v1.url));
+    expect(woke.status).toBe(200);
+    expect(woke.body).toBe('version one');
+    await waitForPhase(server.baseURL, ALICE, v1.app_id, ['Ready'], 30_000);
+  });
+
+  it('keeps apps to their owner', async () => {
+    const mine = await call(server.baseURL, '/v1/apps/k8s-node', { token: BOB });
+    expect(mine.status).toBe(404);
+    const list = await call(server.baseURL, '/v1/apps', { token: BOB });
+    expect((list.body as { items: unknown[] }).items).toHaveLength(0);
+  });
+
+  it('deletes an app: its claim, sandbox and pod are gone', async () => {
+    const app = await deployed('k8s-gone', await appSource('short-lived'));
+    const [claim] = await claimsOf(app.app_id);
+    expect(claim).toBeDefined();
+    const del = await call(server.baseURL, `/v1/apps/${app.app_id}`, {
+      method: 'DELETE',
+      token: ALICE,
+    });
+    expect(del.status).toBe(204);
+    await waitFor('claim gone', async () => (await claimsOf(app.app_id)).length === 0, 30_000);
+    const sandbox = await cluster.api.get(
+      `${EXT}/namespaces/${NS}/sandboxclaims/${claim?.metadata.name}`,
+    );
+    expect(sandbox.status).toBe(404);
+    expect((await fetchApp(String(app.url))).status).toBe(404);
+  });
+
+  it('fails an app whose claims never bind with ClaimFailed, after retries, leaving no claim', async () => {
+    // No pod of the static template turns Ready any more, and the pool has none left Ready.
+    broken.add('static');
+    await cluster.api.request(
+      'PATCH',
+      `${EXT}/namespaces/${NS}/sandboxwarmpools/slipway-static`,
+      { spec: { replicas: 0 } },
+      'application/merge-patch+json',
+    );
+    await waitFor(
+      'static pool drained',
+      async () => {
+        const pool = await cluster.api.must(
+          'GET',
+          `${EXT}/namespaces/${NS}/sandboxwarmpools/slipway-static`,
+        );
+        return (pool.status?.readyReplicas ?? 0) === 0;
+      },
+      30_000,
+    );
+    const res = await deploy(
+      server.baseURL,
+      ALICE,
+      { name: 'k8s-unbound' },
+      await tarGzDir(join('examples', 'static')),
+    );
+    expect([200, 202]).toContain(res.status);
+    const app = (await waitForPhase(
+      server.baseURL,
+      ALICE,
+      'k8s-unbound',
+      ['Ready', 'Failed'],
+      90_000,
+    )) as App;
+    expect(app.phase).toBe('Failed');
+    expect(app.reason).toBe('ClaimFailed');
+    expect(await claimsOf('k8s-unbound')).toHaveLength(0);
+    broken.delete('static');
+  }, 120_000);
+
+  it('restarts the control plane with apps Ready: they come back and serve', async () => {
+    await server.close();
+    server = await startTestServer(config, dataDir);
+    for (const [name, text] of [
+      ['k8s-node', 'hello from node'],
+      ['k8s-python', 'hello from python'],
+    ] as const) {
+      const app = (await waitForPhase(
+        server.baseURL,
+        ALICE,
+        name,
+        ['Ready', 'Failed'],
+        60_000,
+      )) as App;
+      expect(app.phase).toBe('Ready');
+      const res = await fetchApp(String(app.url));
+      expect(res.body).toContain(text);
+    }
+  }, 120_000);
+});

@@ -90,7 +90,12 @@ async function motoPython(): Promise<string> {
       '--disable-pip-version-check',
       `moto[server]==${MOTO_VERSION}`,
     ]);
-    if (!existsSync(python)) renameSync(building, venv);
+    try {
+      renameSync(building, venv);
+    } catch (err) {
+      // Another test file's build won the race: its venv is as good as this one.
+      if (!existsSync(python)) throw err;
+    }
   } finally {
     rmSync(building, { recursive: true, force: true });
   }
@@ -102,6 +107,10 @@ async function launch(python: string, port: number, endpoint: string): Promise<C
     stdio: ['ignore', 'ignore', 'pipe'],
     env: { PATH: process.env.PATH, HOME: process.env.HOME, ...MOTO_CREDENTIALS },
   });
+  // A test worker that dies without its afterAll must not leave the server running.
+  const reap = (): void => void child.kill('SIGKILL');
+  process.once('exit', reap);
+  child.once('exit', () => process.off('exit', reap));
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => {
     stderr = (stderr + chunk.toString()).slice(-4_000);

@@ -33,13 +33,16 @@ afterAll(async () => {
   await cluster?.stop();
 });
 
-async function open(namespace: string, opts: { token?: string; server?: string } = {}) {
+async function open(
+  namespace: string,
+  opts: { token?: string; server?: string; requestTimeoutMs?: number } = {},
+) {
   const lines: Line[] = [];
   const store = await openConfigMapStore({
     kubeConfig: kubeConfigFor(cluster, opts),
     namespace,
     log: (level, msg, extra) => lines.push({ level, msg, extra }),
-    requestTimeoutMs: 5_000,
+    requestTimeoutMs: opts.requestTimeoutMs ?? 5_000,
   });
   opened.push(store);
   return { store, lines };
@@ -337,5 +340,24 @@ describe('configmap store on the test cluster', () => {
     await expect(open(ns, { server: relay.server })).rejects.toThrow(
       /cannot list the ConfigMaps in namespace .*: the Kubernetes API is unreachable \(ECONNREFUSED\)/,
     );
+  });
+
+  it('a call the API server never answers is cut at the timeout: down, then the write lands', async () => {
+    const ns = await freshNamespace(cluster);
+    const relay = await startRelay(cluster);
+    const { store } = await open(ns, { server: relay.server, requestTimeoutMs: 1_000 });
+    relay.hang();
+    store.putApp(app('web'));
+    await expect(store.flush?.()).rejects.toMatchObject({
+      status: 503,
+      code: 'storage_unavailable',
+      message: expect.stringMatching(/did not answer in time/) as unknown,
+    });
+    expect(store.ping()).toBe(false);
+    await relay.open();
+    await waitFor('the write lands', async () => store.ping(), 30_000);
+    await store.flush?.();
+    expect((await appJson(ns, 'web')).id).toBe('web');
+    await relay.cut();
   });
 });

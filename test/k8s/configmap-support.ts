@@ -70,12 +70,14 @@ export async function grantConfigMaps(
 
 /**
  * A TCP relay on loopback to the API server: cut it and the API server is unreachable for a
- * client configured with `server` (connections refused), open it again on the same port and it is
- * back. The API server itself keeps running for the test's own checks.
+ * client configured with `server` (connections refused); hang it and connections are taken but
+ * never answered; open it again (same port) and it is back. The API server itself keeps running
+ * for the test's own checks.
  */
 export interface Relay {
   server: string;
   cut(): Promise<void>;
+  hang(): void;
   open(): Promise<void>;
 }
 
@@ -84,14 +86,26 @@ export async function startRelay(cluster: Cluster): Promise<Relay> {
   const sockets = new Set<Socket>();
   let port = 0;
   let listener: ReturnType<typeof createServer> | undefined;
+  let hanging = false;
+  const track = (s: Socket): void => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+    s.on('error', () => s.destroy());
+  };
+  const dropAll = (): void => {
+    for (const s of sockets) s.destroy();
+  };
   const open = async (): Promise<void> => {
+    if (listener) {
+      hanging = false;
+      dropAll();
+      return;
+    }
     const srv = createServer((client) => {
+      track(client);
+      if (hanging) return;
       const upstream = connect(Number(target.port), target.hostname);
-      for (const s of [client, upstream]) {
-        sockets.add(s);
-        s.on('close', () => sockets.delete(s));
-        s.on('error', () => s.destroy());
-      }
+      track(upstream);
       client.pipe(upstream).pipe(client);
     });
     await new Promise<void>((resolve, reject) => {
@@ -108,8 +122,12 @@ export async function startRelay(cluster: Cluster): Promise<Relay> {
     async cut() {
       const srv = listener;
       listener = undefined;
-      for (const s of sockets) s.destroy();
+      dropAll();
       await new Promise<void>((resolve) => (srv ? srv.close(() => resolve()) : resolve()));
+    },
+    hang() {
+      hanging = true;
+      dropAll();
     },
     open,
   };

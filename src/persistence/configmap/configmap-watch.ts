@@ -1,7 +1,8 @@
 import { Watch, type CoreV1Api, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
 import { SELECTOR } from './configmap-objects.js';
 import type { Log } from './configmap-writer.js';
-import { unavailable, within } from './kube-fault.js';
+import { timeoutOptions } from '../../kube/request-options.js';
+import { unavailable } from './kube-fault.js';
 
 /** Every ConfigMap of ours in the namespace, page by page, and the list's resourceVersion. */
 export async function listOurs(
@@ -12,14 +13,14 @@ export async function listOurs(
   const items: V1ConfigMap[] = [];
   let next: string | undefined;
   for (;;) {
-    const page = await within(
-      api.listNamespacedConfigMap({
+    const page = await api.listNamespacedConfigMap(
+      {
         namespace,
         labelSelector: SELECTOR,
         limit: 500,
         ...(next === undefined ? {} : { _continue: next }),
-      }),
-      timeoutMs,
+      },
+      timeoutOptions(timeoutMs),
     );
     items.push(...page.items);
     next = page.metadata?._continue;

@@ -1,7 +1,8 @@
 import type { CoreV1Api, V1ConfigMap } from '@kubernetes/client-node';
 import { storageUnavailable } from '../storage-faults.js';
 import { configMapName, configMapOf, type ObjectKey } from './configmap-objects.js';
-import { KubeStoreFault, statusOf, unavailable, within } from './kube-fault.js';
+import { timeoutOptions } from '../../kube/request-options.js';
+import { KubeStoreFault, statusOf, unavailable } from './kube-fault.js';
 
 export type Log = (level: 'info' | 'warn' | 'error', msg: string, extra?: object) => void;
 
@@ -11,7 +12,7 @@ export interface ConfigMapWriterOptions {
   /** The ConfigMap data the mirror holds for `key` at the moment of the write; undefined: gone. */
   dataOf(key: ObjectKey): Record<string, string> | undefined;
   log: Log;
-  /** A call that has not answered by then counts as failed. */
+  /** A call that has not answered by then is aborted and counts as failed. */
   requestTimeoutMs?: number;
   /** Backoff of a failing object's retries: from min, doubling to max. */
   minDelayMs?: number;
@@ -148,10 +149,11 @@ export class ConfigMapWriter {
   private async land(key: ObjectKey): Promise<void> {
     const { api, namespace } = this.opts;
     const name = configMapName(key);
+    const timed = timeoutOptions(this.opts.requestTimeoutMs ?? 15_000);
     for (let attempt = 1; ; attempt++) {
       const data = this.opts.dataOf(key);
       if (data === undefined) {
-        await this.call(api.deleteNamespacedConfigMap({ name, namespace })).catch(notFoundIsDone);
+        await api.deleteNamespacedConfigMap({ name, namespace }, timed).catch(notFoundIsDone);
         this.versions.delete(key);
         return;
       }
@@ -160,8 +162,8 @@ export class ConfigMapWriter {
       try {
         const stored =
           rv === undefined
-            ? await this.call(api.createNamespacedConfigMap({ namespace, body }))
-            : await this.call(api.replaceNamespacedConfigMap({ name, namespace, body }));
+            ? await api.createNamespacedConfigMap({ namespace, body }, timed)
+            : await api.replaceNamespacedConfigMap({ name, namespace, body }, timed);
         this.saw(key, stored.metadata?.resourceVersion);
         return;
       } catch (err) {
@@ -170,12 +172,12 @@ export class ConfigMapWriter {
         const lostRace = status === 409 || (status === 404 && rv !== undefined);
         if (!lostRace || attempt >= MAX_CONFLICTS) throw err;
       }
-      const current = await this.call(api.readNamespacedConfigMap({ name, namespace })).catch(
-        (err: unknown): V1ConfigMap | undefined => {
+      const current = await api
+        .readNamespacedConfigMap({ name, namespace }, timed)
+        .catch((err: unknown): V1ConfigMap | undefined => {
           if (statusOf(err) === 404) return undefined;
           throw err;
-        },
-      );
+        });
       this.saw(key, current?.metadata?.resourceVersion);
       this.opts.log('info', 'configmap store: changed elsewhere meanwhile; writing ours over it', {
         configMap: name,
@@ -183,10 +185,6 @@ export class ConfigMapWriter {
       });
       await sleep(Math.min(25 * 2 ** attempt, 1_000));
     }
-  }
-
-  private call<T>(promise: Promise<T>): Promise<T> {
-    return within(promise, this.opts.requestTimeoutMs ?? 15_000);
   }
 
   private failed(key: ObjectKey, fault: KubeStoreFault): void {

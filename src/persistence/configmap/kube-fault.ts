@@ -1,4 +1,4 @@
-import { ApiException } from '@kubernetes/client-node';
+import { statusOf as apiStatusOf } from '../../kube/request-options.js';
 
 /**
  * Why the configmap store cannot write: the API server refused or did not answer a write
@@ -16,11 +16,10 @@ export class KubeStoreFault extends Error {
   }
 }
 
-/** The HTTP status of a failed API call, if it got one. */
+/** The HTTP status of a failed API call (or of a watch that did not start), if it got one. */
 export function statusOf(err: unknown): number | undefined {
-  if (err instanceof ApiException) return err.code;
   const code = (err as { statusCode?: unknown } | undefined)?.statusCode;
-  return typeof code === 'number' ? code : undefined;
+  return apiStatusOf(err) ?? (typeof code === 'number' ? code : undefined);
 }
 
 /** A failed API call as a fault with a host-free reason: the status, or the socket error's code. */
@@ -30,23 +29,10 @@ export function unavailable(err: unknown): KubeStoreFault {
   if (status !== undefined) {
     return new KubeStoreFault('KUBE_UNAVAILABLE', `the Kubernetes API answered ${status}`);
   }
+  if ((err as { name?: unknown } | undefined)?.name === 'AbortError') {
+    return new KubeStoreFault('KUBE_UNAVAILABLE', 'the Kubernetes API did not answer in time');
+  }
   const code = (err as { code?: unknown } | undefined)?.code;
   const why = typeof code === 'string' && /^[A-Z_]+$/.test(code) ? code : 'no answer';
   return new KubeStoreFault('KUBE_UNAVAILABLE', `the Kubernetes API is unreachable (${why})`);
-}
-
-/** Rejects with a fault when `promise` has not settled after `ms`: a hung call counts as down. */
-export async function within<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(
-      () => reject(new KubeStoreFault('KUBE_UNAVAILABLE', `the Kubernetes API took over ${ms} ms`)),
-      ms,
-    );
-  });
-  try {
-    return await Promise.race([promise, late]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

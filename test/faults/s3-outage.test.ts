@@ -66,9 +66,24 @@ describe('the object store of the sources goes away', () => {
   it('refuses deploys with 503 naming the source store, reports not ready, and recovers', async () => {
     const before = await deploy(server.baseURL, KEY, { name: 'before' }, await nodeApp('v1'));
     expect(before.status, JSON.stringify(before.body)).toBe(200);
+    const second = await deploy(server.baseURL, KEY, { name: 'before' }, await nodeApp('v2'));
+    expect(second.status, JSON.stringify(second.body)).toBe(200);
 
     await moto.stop();
-    const refused = await deploy(server.baseURL, KEY, { name: 'during' }, await nodeApp('v2'));
+    // The first to meet the outage: a rollback reading v1's source (the store is not known to be
+    // down yet, so the read itself fails).
+    const rollback = await fetch(`${server.baseURL}/v1/apps/before/rollback`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ version: 1 }),
+    });
+    expect(rollback.status).toBe(503);
+    expect(rollback.headers.get('retry-after')).toBe('5');
+    expect(await rollback.json()).toMatchObject({
+      code: 'storage_unavailable',
+      details: { store: 'source store' },
+    });
+    const refused = await deploy(server.baseURL, KEY, { name: 'during' }, await nodeApp('d1'));
     expect(refused.status, JSON.stringify(refused.body)).toBe(503);
     expect(refused.body).toMatchObject({
       code: 'storage_unavailable',
@@ -86,7 +101,7 @@ describe('the object store of the sources goes away', () => {
     expect(await sourcesCheck()).toMatchObject({ ok: false });
     // The app already running has its source in its sandbox: it keeps serving.
     const live = await fetchApp(`http://before.localhost:${server.port}/`);
-    expect(live.body).toContain('v1');
+    expect(live.body).toContain('v2');
     const app = await api('/v1/apps/during');
     expect(app.status).toBe(404);
 

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import {
   DeleteObjectCommand,
@@ -83,6 +84,8 @@ export function createS3SourceStore(opts: S3SourceStoreOptions): SourceStore {
             Key: objectKey(key),
             Body: data,
             ContentLength: data.length,
+            // The store refuses a body that arrived different from what was sent.
+            ContentMD5: createHash('md5').update(data).digest('base64'),
             ContentType: 'application/gzip',
           }),
           { abortSignal },

@@ -87,15 +87,10 @@ export class ConfigMapWriter {
     return [...this.versions.keys()];
   }
 
-  /** How many objects wait to be written. */
-  get size(): number {
-    return this.dirty.size;
-  }
-
   /** Resolves when every change made so far has landed; rejects (503) while the API fails. */
   flush(): Promise<void> {
     if (this.dirty.size === 0) return Promise.resolve();
-    if (this.closed) return Promise.reject(new Error('configmap store closed with writes pending'));
+    if (this.closed) return Promise.reject(closedError());
     if (this.fault) return Promise.reject(storageUnavailable('database', this.fault));
     const need = new Map(this.dirty);
     return new Promise((resolve, reject) => this.waiters.push({ need, resolve, reject }));
@@ -107,9 +102,7 @@ export class ConfigMapWriter {
     for (const { timer } of this.backoff.values()) clearTimeout(timer);
     this.backoff.clear();
     const lost = [...this.dirty.keys()];
-    for (const w of this.waiters.splice(0)) {
-      w.reject(storageUnavailable('database', this.fault ?? unavailable(new Error('closed'))));
-    }
+    for (const w of this.waiters.splice(0)) w.reject(closedError());
     return lost;
   }
 
@@ -233,6 +226,8 @@ export class ConfigMapWriter {
 const CONCURRENCY = 8;
 /** Conflicts in a row on one object before it counts as a failed write (and is retried later). */
 const MAX_CONFLICTS = 10;
+
+const closedError = (): Error => new Error('configmap store closed with writes pending');
 
 function notFoundIsDone(err: unknown): void {
   if (statusOf(err) !== 404) throw err;

@@ -7,7 +7,8 @@ import type { Refusal } from './app-signin.js';
 /** What the app router does with a request for an app's host (see `AppAccess.admit`). */
 export type Admission =
   | { kind: 'pass' }
-  | { kind: 'refuse'; why: Refusal; sharesAvailable: boolean }
+  /** `backend`: the store's, which decides whether share links (and so visitors) exist here. */
+  | { kind: 'refuse'; why: Refusal; backend: Store['backend'] }
   /** A code was spent: set this cookie and send the visitor to the app's front page. */
   | { kind: 'granted'; cookie: string };
 
@@ -38,7 +39,7 @@ export class AppAccess {
     const secure = isSecure(req, app);
     const grants = takeAccessCookies(req, cookieName(name, secure));
     if (!app || (app.access ?? 'public') === 'public') return PASS;
-    const sharesAvailable = this.store.backend === 'sqlite';
+    const { backend } = this.store;
     const granted = grants.some((grant) => this.grants.check(grant, app.id));
     if ((req.url ?? '/').split('?')[0] === GRANT_PATH) {
       const code = new URL(req.url ?? '/', 'http://app').searchParams.get('code') ?? '';
@@ -46,7 +47,7 @@ export class AppAccess {
       if (spent) return { kind: 'granted', cookie: setCookie(name, secure, spent) };
       // A reload of a spent link by a visitor already let in: nothing to refuse.
       if (granted) return { kind: 'granted', cookie: '' };
-      return { kind: 'refuse', why: 'code', sharesAvailable };
+      return { kind: 'refuse', why: 'code', backend };
     }
     const bearer = /^bearer /i.test(req.headers.authorization ?? '');
     const identity = granted && !bearer ? undefined : await this.identify(req);
@@ -55,7 +56,7 @@ export class AppAccess {
     if (granted || (identity && (isAdmin(identity) || identity.userId === app.ownerId))) {
       return PASS;
     }
-    return { kind: 'refuse', why: 'private', sharesAvailable };
+    return { kind: 'refuse', why: 'private', backend };
   }
 }
 

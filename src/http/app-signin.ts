@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AppError } from '../errors.js';
+import type { Store } from '../persistence/store.js';
 import type { Admission } from './app-access.js';
 import { escapeHtml } from './share-page.js';
 
@@ -18,7 +19,7 @@ export function answerAdmission(
   admission: Exclude<Admission, { kind: 'pass' }>,
 ): void {
   if (admission.kind === 'refuse') {
-    return refuse(res, req, { name, sharesAvailable: admission.sharesAvailable }, admission.why);
+    return refuse(res, req, { name, backend: admission.backend }, admission.why);
   }
   // 303 to the front page: the code leaves the address bar (and the history) at once.
   const headers: Record<string, string> = {
@@ -35,7 +36,7 @@ export function answerAdmission(
 export function refuse(
   res: ServerResponse,
   req: IncomingMessage,
-  app: { name: string; sharesAvailable: boolean },
+  app: { name: string; backend: Store['backend'] },
   why: Refusal,
 ): void {
   const message = messageOf(app, why);
@@ -84,7 +85,7 @@ const CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-function messageOf(app: { name: string; sharesAvailable: boolean }, why: Refusal): string {
+function messageOf(app: { name: string; backend: Store['backend'] }, why: Refusal): string {
   if (why === 'code') {
     return (
       `This link to the app "${app.name}" was already used or has expired. ` +
@@ -94,10 +95,11 @@ function messageOf(app: { name: string; sharesAvailable: boolean }, why: Refusal
   const owner =
     `The app "${app.name}" is private. Its owner, or an admin, opens it with their Slipway ` +
     'token sent as "Authorization: Bearer <token>".';
-  if (!app.sharesAvailable) {
+  // Share links live only in the SQLite store (ShareService): elsewhere nobody else gets in.
+  if (app.backend !== 'sqlite') {
     return (
-      `${owner} This server keeps no share links (store.backend: memory), so nobody else can ` +
-      'be let in.'
+      `${owner} This server keeps no share links (store.backend: ${app.backend}), so nobody ` +
+      'else can be let in.'
     );
   }
   return `${owner} Anyone else needs a share link from the owner: opening it lets you in.`;

@@ -62,7 +62,7 @@ describe('AppAccess: who reaches an app, and what reaches it', () => {
     expect(await access.admit('shut', message({}))).toEqual({
       kind: 'refuse',
       why: 'private',
-      sharesAvailable: false,
+      backend: 'memory',
     });
     const stranger = message({ authorization: 'Bearer someone-else' });
     expect((await access.admit('shut', stranger)).kind).toBe('refuse');
@@ -115,10 +115,10 @@ describe('AppAccess: who reaches an app, and what reaches it', () => {
 describe('the sign-in answer of a private app', () => {
   let server: Server;
   let base: string;
-  let setup: { sharesAvailable: boolean; why: Refusal } = { sharesAvailable: true, why: 'private' };
+  let setup: { backend: Store['backend']; why: Refusal } = { backend: 'sqlite', why: 'private' };
   beforeAll(async () => {
     server = createServer((req, res) =>
-      refuse(res, req, { name: 'shut', sharesAvailable: setup.sharesAvailable }, setup.why),
+      refuse(res, req, { name: 'shut', backend: setup.backend }, setup.why),
     );
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -126,7 +126,7 @@ describe('the sign-in answer of a private app', () => {
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
   it('gives clients the error body and browsers a locked-down page, both 401', async () => {
-    setup = { sharesAvailable: true, why: 'private' };
+    setup = { backend: 'sqlite', why: 'private' };
     const json = await fetch(base, { headers: { accept: 'application/json' } });
     expect(json.status).toBe(401);
     expect(await json.json()).toMatchObject({
@@ -148,11 +148,11 @@ describe('the sign-in answer of a private app', () => {
   });
 
   it('says plainly when only bearer tokens can open it (memory store), and when a code is spent', async () => {
-    setup = { sharesAvailable: false, why: 'private' };
+    setup = { backend: 'memory', why: 'private' };
     const memory = (await (await fetch(base)).json()) as { message: string };
     expect(memory.message).toContain('store.backend: memory');
     expect(memory.message).not.toContain('needs a share link');
-    setup = { sharesAvailable: true, why: 'code' };
+    setup = { backend: 'sqlite', why: 'code' };
     const spent = await (await fetch(base, { headers: { accept: 'text/html' } })).text();
     expect(spent).toContain('already used or has expired');
   });

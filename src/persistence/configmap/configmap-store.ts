@@ -1,18 +1,12 @@
-import { CoreV1Api, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
+import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { AppError } from '../../errors.js';
 import { createMemoryMirror } from '../memory-store.js';
 import type { Store } from '../store.js';
-import {
-  applyToMirror,
-  assertFits,
-  dataOf,
-  keyOf,
-  objectKey,
-  type ObjectKey,
-} from './configmap-objects.js';
+import { assertFits, dataOf, objectKey, type ObjectKey } from './configmap-objects.js';
 import { ConfigMapWatch, listOurs } from './configmap-watch.js';
 import { ConfigMapWriter, type Log } from './configmap-writer.js';
 import { unavailable } from './kube-fault.js';
+import { remoteChanges } from './remote-changes.js';
 
 export interface ConfigMapStoreOptions {
   kubeConfig: KubeConfig;
@@ -53,43 +47,7 @@ export async function openConfigMapStore(opts: ConfigMapStoreOptions): Promise<S
     requestTimeoutMs: opts.requestTimeoutMs,
   });
 
-  /** A ConfigMap as the API holds it now: into the mirror, unless our own newer change waits. */
-  const remote = (key: ObjectKey, cm: V1ConfigMap | undefined): void => {
-    if (writer.pending(key)) return; // ours goes over it (conflict resolution in the writer)
-    const rv = cm?.metadata?.resourceVersion;
-    if (cm !== undefined && !newer(rv, writer.resourceVersion(key))) return; // e.g. our own echo
-    if (cm === undefined && writer.resourceVersion(key) === undefined) return;
-    try {
-      applyToMirror(tables(), key, cm);
-    } catch (err) {
-      log('warn', 'configmap store: ignoring a ConfigMap it cannot read', {
-        configMap: cm?.metadata?.name,
-        err: err instanceof Error ? err.message : String(err),
-      });
-      return;
-    }
-    writer.saw(key, cm === undefined ? undefined : rv);
-  };
-  const keyOrSkip = (cm: V1ConfigMap): ObjectKey | undefined => {
-    try {
-      return keyOf(cm);
-    } catch (err) {
-      log('warn', 'configmap store: ignoring a ConfigMap it cannot read', {
-        err: err instanceof Error ? err.message : String(err),
-      });
-      return undefined;
-    }
-  };
-  const resync = (items: V1ConfigMap[]): void => {
-    const present = new Set<ObjectKey>();
-    for (const cm of items) {
-      const key = keyOrSkip(cm);
-      if (key === undefined) continue;
-      present.add(key);
-      remote(key, cm);
-    }
-    for (const key of writer.knownKeys()) if (!present.has(key)) remote(key, undefined);
-  };
+  const remote = remoteChanges(tables, writer, log);
 
   let listed: Awaited<ReturnType<typeof listOurs>>;
   try {
@@ -100,17 +58,14 @@ export async function openConfigMapStore(opts: ConfigMapStoreOptions): Promise<S
         unavailable(err).reason,
     );
   }
-  resync(listed.items);
+  remote.resync(listed.items);
   const watch = new ConfigMapWatch({
     kubeConfig: opts.kubeConfig,
     api,
     namespace: opts.namespace,
     log,
-    onEvent: (cm, deleted) => {
-      const key = keyOrSkip(cm);
-      if (key !== undefined) remote(key, deleted ? undefined : cm);
-    },
-    onResync: resync,
+    onEvent: (cm, deleted) => remote.event(cm, deleted),
+    onResync: (items) => remote.resync(items),
   });
   watch.start(listed.resourceVersion);
 
@@ -202,18 +157,6 @@ export async function openConfigMapStore(opts: ConfigMapStoreOptions): Promise<S
     setMeta: (key, value) => write([objectKey('meta', key)], () => inner.setMeta(key, value)),
   };
 }
-
-/**
- * Whether `rv` is newer than the one we hold. The API calls resourceVersions opaque, but those
- * of one resource are etcd revisions: where both are integers, an event that trails our own
- * write (the watch can lag behind a write's answer) is recognised and does not undo it.
- */
-function newer(rv: string | undefined, held: string | undefined): boolean {
-  if (rv === held) return false;
-  if (rv === undefined || held === undefined) return true;
-  return !(INTEGER.test(rv) && INTEGER.test(held)) || BigInt(rv) > BigInt(held);
-}
-const INTEGER = /^\d{1,30}$/;
 
 /** The answer share links get on this backend: the same as ShareService gives without SQLite. */
 function shareLinksUnavailable(): AppError {

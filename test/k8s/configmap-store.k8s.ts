@@ -360,4 +360,35 @@ describe('configmap store on the test cluster', () => {
     expect((await appJson(ns, 'web')).id).toBe('web');
     await relay.cut();
   });
+
+  it('leaves alone a ConfigMap of ours it cannot read, at open and through the watch', async () => {
+    const ns = await freshNamespace(cluster);
+    const broken = (name: string) => ({
+      metadata: {
+        name,
+        labels: { 'app.kubernetes.io/managed-by': 'slipway', 'slipway.dev/kind': 'app' },
+        annotations: { 'slipway.dev/id': name.slice('slipway-app-'.length) },
+      },
+      data: { 'app.json': '{not json' },
+    });
+    await cluster.api.must(
+      'POST',
+      `/api/v1/namespaces/${ns}/configmaps`,
+      broken('slipway-app-bad'),
+    );
+    const { store, lines } = await open(ns);
+    store.putApp(app('web'));
+    await store.flush?.();
+    await cluster.api.must(
+      'POST',
+      `/api/v1/namespaces/${ns}/configmaps`,
+      broken('slipway-app-worse'),
+    );
+    await waitFor(
+      'the watch saw it',
+      async () => lines.filter((l) => l.msg.includes('cannot read')).length >= 2,
+    );
+    expect(store.listApps({}).items.map((a) => a.id)).toEqual(['web']);
+    expect(store.ping()).toBe(true);
+  });
 });

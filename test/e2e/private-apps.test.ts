@@ -300,3 +300,38 @@ describe('private apps over real HTTP', () => {
     expect((await visit('doomed', { authorization: `Bearer ${ALICE}` })).status).toBe(200);
   });
 });
+
+describe('private apps on a server without share links (memory store), private by default', () => {
+  let server: TestServer;
+  let appUrl: string;
+  beforeAll(async () => {
+    server = await startTestServer({
+      auth: { apiKeys: keys },
+      store: { backend: 'memory' },
+      apps: { defaultAccess: 'private' },
+      runtime: { poolSize: 1 },
+    });
+    const source = await tarGz({ 'index.html': '<p>kept in</p>' });
+    const res = await deploy(server.baseURL, ALICE, { name: 'quiet' }, source);
+    expect([200, 202], JSON.stringify(res.body)).toContain(res.status);
+    const app = await waitForPhase(server.baseURL, ALICE, 'quiet', ['Ready']);
+    expect(app.access).toBe('private');
+    appUrl = String(app.url);
+  }, 120_000);
+  afterAll(() => server?.stop());
+
+  it('opens to the owner only, and says why nobody else can get in', async () => {
+    const owner = await fetchApp(appUrl, { headers: { authorization: `Bearer ${ALICE}` } });
+    expect(owner.status).toBe(200);
+    expect(owner.body).toContain('kept in');
+    const stranger = await fetchApp(appUrl);
+    expect(stranger.status).toBe(401);
+    const { message } = JSON.parse(stranger.body) as { message: string };
+    expect(message).toContain('keeps no share links (store.backend: memory)');
+    const link = await call(server.baseURL, '/v1/apps/quiet/share-links', {
+      method: 'POST',
+      token: ALICE,
+    });
+    expect(link).toMatchObject({ status: 503, body: { code: 'share_links_unavailable' } });
+  });
+});

@@ -19,8 +19,13 @@ const owner: Identity = {
 };
 
 /** The parts of a request the access check reads; a real one comes from the listener. */
-function message(headers: Record<string, string>, url = '/', method = 'GET'): IncomingMessage {
-  return { headers: { ...headers }, url, method, socket: {} } as unknown as IncomingMessage;
+function message(
+  headers: Record<string, string>,
+  url = '/',
+  method = 'GET',
+  socket: object = {},
+): IncomingMessage {
+  return { headers: { ...headers }, url, method, socket } as unknown as IncomingMessage;
 }
 
 describe('AppAccess: who reaches an app, and what reaches it', () => {
@@ -109,6 +114,19 @@ describe('AppAccess: who reaches an app, and what reaches it', () => {
     );
     expect(tls).toMatchObject({ kind: 'granted' });
     expect(tls.kind === 'granted' && tls.cookie).toMatch(/^__Host-slipway_access_tls=.*; Secure$/);
+
+    // TLS on the connection itself (auth.tls): the same, whatever the stored URL says.
+    const onTls = message({}, `/__slipway/access?code=${grants.issueCode(linkRow)}`, 'GET', {
+      encrypted: true,
+    });
+    const direct = await access.admit('shut', onTls);
+    expect(direct.kind === 'granted' && direct.cookie).toMatch(
+      /^__Host-slipway_access_shut=[\w-]{43}; .*; Secure$/,
+    );
+    // Over TLS only the __Host- cookie counts: a plain one (planted over http) is ignored.
+    const plain = message({ cookie }, '/', 'GET', { encrypted: true });
+    expect((await access.admit('shut', plain)).kind).toBe('refuse');
+    expect(plain.headers).not.toHaveProperty('cookie');
   });
 });
 

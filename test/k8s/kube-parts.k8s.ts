@@ -8,8 +8,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KubeAccessCheck } from '../../src/kube/access-check.js';
 import { requiredAccess } from '../../src/kube/required-access.js';
+import { AppRoutes, ensureFallbackRoute } from '../../src/kube/app-routes.js';
 import { loadKubeConfig } from '../../src/kube/kube-config.js';
-import { freePort, startCluster, waitFor, type Cluster } from './cluster.js';
+import { ensureSandboxNetworkPolicy } from '../../src/kube/sandbox-network-policy.js';
+import { freePort, startCluster, waitFor, type Cluster, type K8sObject } from './cluster.js';
 
 const NS = 'slipway';
 const RBAC_API = '/apis/rbac.authorization.k8s.io/v1';
@@ -221,6 +223,290 @@ describe('KubeAccessCheck', () => {
       held.forEach((s) => s.destroy());
       await new Promise((r) => silent.close(r));
     }
+  });
+});
+
+const GW = `/apis/gateway.networking.k8s.io/v1/namespaces/${NS}/httproutes`;
+const ING = `/apis/networking.k8s.io/v1/namespaces/${NS}/ingresses`;
+const SVC = `/api/v1/namespaces/${NS}/services`;
+const EPS = `/apis/discovery.k8s.io/v1/namespaces/${NS}/endpointslices`;
+const admin = () =>
+  loadKubeConfig({ kubernetes: { namespace: NS, kubeconfig: cluster.kubeconfig } });
+const fallback = { serviceName: 'slipway', port: 8080 };
+type Slice = K8sObject & {
+  addressType: string;
+  endpoints: { addresses: string[] }[];
+  ports: { name: string; port: number }[];
+};
+
+describe('AppRoutes (httproute)', () => {
+  const gateway = { name: 'apps', namespace: 'gateways', sectionName: 'http' };
+  const app = {
+    appId: 'hello',
+    appName: 'hello',
+    host: 'hello.apps.example.com',
+    podIP: '10.244.0.5',
+    port: 3000,
+  };
+
+  it('publishes a selectorless Service, an EndpointSlice with the pod, and an HTTPRoute for the host', async () => {
+    const routes = new AppRoutes(admin(), NS, { kind: 'httproute', gateway, fallback });
+    await routes.publish(app);
+    const svc = await cluster.api.must('GET', `${SVC}/slipway-app-hello`);
+    expect(svc.spec?.selector).toBeUndefined();
+    expect(svc.spec?.ports).toEqual([
+      { name: 'http', protocol: 'TCP', port: 80, targetPort: 3000 },
+    ]);
+    expect(svc.metadata?.labels).toMatchObject({
+      'app.kubernetes.io/managed-by': 'slipway',
+      'slipway.dev/app-id': 'hello',
+    });
+    expect(svc.metadata?.annotations?.['slipway.dev/pod-ip']).toBe('10.244.0.5');
+
+    const slice = await cluster.api.must<Slice>('GET', `${EPS}/slipway-app-hello`);
+    expect(slice.metadata?.labels?.['kubernetes.io/service-name']).toBe('slipway-app-hello');
+    expect(slice.addressType).toBe('IPv4');
+    expect(slice.endpoints.map((e) => e.addresses)).toEqual([['10.244.0.5']]);
+    expect(slice.ports).toEqual([{ name: 'http', protocol: 'TCP', port: 3000 }]);
+    expect(slice.metadata?.ownerReferences?.[0]).toMatchObject({
+      kind: 'Service',
+      uid: svc.metadata?.uid,
+    });
+
+    // Stored through the Gateway API CRD schema: its defaults (the "/" prefix match) are filled in.
+    const route = await cluster.api.must('GET', `${GW}/slipway-app-hello`);
+    expect(route.spec).toMatchObject({
+      hostnames: ['hello.apps.example.com'],
+      parentRefs: [{ group: 'gateway.networking.k8s.io', kind: 'Gateway', ...gateway }],
+      rules: [
+        {
+          backendRefs: [{ name: 'slipway-app-hello', port: 80 }],
+          matches: [{ path: { type: 'PathPrefix', value: '/' } }],
+        },
+      ],
+    });
+    expect(await routes.published()).toEqual(
+      new Map([['hello', { host: 'hello.apps.example.com', podIP: '10.244.0.5' }]]),
+    );
+  });
+
+  it('publishing again with a new pod IP replaces the endpoint in place', async () => {
+    const routes = new AppRoutes(admin(), NS, { kind: 'httproute', gateway, fallback });
+    const before = await cluster.api.must('GET', `${SVC}/slipway-app-hello`);
+    await routes.publish({ ...app, podIP: '10.244.0.6', port: 3001 });
+    const slice = await cluster.api.must<Slice>('GET', `${EPS}/slipway-app-hello`);
+    expect(slice.endpoints.map((e) => e.addresses)).toEqual([['10.244.0.6']]);
+    expect(slice.ports).toEqual([{ name: 'http', protocol: 'TCP', port: 3001 }]);
+    const after = await cluster.api.must('GET', `${SVC}/slipway-app-hello`);
+    expect(after.metadata?.uid).toBe(before.metadata?.uid);
+    expect(after.metadata?.annotations?.['slipway.dev/pod-ip']).toBe('10.244.0.6');
+    const list = await cluster.api.must<{ items: K8sObject[] }>('GET', EPS);
+    expect(
+      list.items.filter((s) => s.metadata?.name?.startsWith('slipway-app-hello')),
+    ).toHaveLength(1);
+    expect((await routes.published()).get('hello')).toEqual({
+      host: 'hello.apps.example.com',
+      podIP: '10.244.0.6',
+    });
+  });
+
+  it('lists every published app, and withdraw removes all three objects, twice without error', async () => {
+    const routes = new AppRoutes(admin(), NS, { kind: 'httproute', gateway, fallback });
+    // The longest app name: the object name is cut to 63 with a hash, still a valid Service name.
+    const long = 'a'.repeat(63);
+    await routes.publish({
+      appId: long,
+      appName: long,
+      host: `${long}.apps.example.com`,
+      podIP: 'fd00::7',
+      port: 8080,
+    });
+    const names = (await cluster.api.must<{ items: K8sObject[] }>('GET', SVC)).items.map(
+      (s) => s.metadata?.name ?? '',
+    );
+    const longName = names.find((n) => n.startsWith('slipway-app-aaa')) ?? '';
+    expect(longName).toMatch(/^slipway-app-a+-[0-9a-f]{8}$/);
+    expect(longName.length).toBeLessThanOrEqual(63);
+    expect((await cluster.api.must<Slice>('GET', `${EPS}/${longName}`)).addressType).toBe('IPv6');
+    expect([...(await routes.published()).keys()].sort()).toEqual([long, 'hello']);
+
+    await routes.withdraw('hello');
+    for (const base of [SVC, EPS, GW]) {
+      expect((await cluster.api.get(`${base}/slipway-app-hello`)).status).toBe(404);
+    }
+    await routes.withdraw('hello');
+    expect([...(await routes.published()).keys()]).toEqual([long]);
+    await routes.withdraw(long);
+    expect((await routes.published()).size).toBe(0);
+  });
+
+  it('refuses a host that is not a DNS name and a port out of range, writing nothing', async () => {
+    const routes = new AppRoutes(admin(), NS, { kind: 'httproute', gateway, fallback });
+    for (const host of [
+      'Hello.example.com',
+      '*.apps.example.com',
+      'a_b.example.com',
+      '10.0.0.1',
+      '',
+      `${'x'.repeat(64)}.example.com`,
+    ]) {
+      await expect(routes.publish({ ...app, host })).rejects.toThrow(
+        /host ".*" is not a valid DNS name/,
+      );
+    }
+    for (const port of [0, 70000, 80.5]) {
+      await expect(routes.publish({ ...app, port })).rejects.toThrow(
+        /port .* is out of range \(1-65535\)/,
+      );
+    }
+    await expect(routes.publish({ ...app, podIP: 'pod' })).rejects.toThrow(/not an IP address/);
+    // The API server refuses these in an EndpointSlice; refused here first, with a clear message.
+    for (const podIP of ['127.0.0.5', '::1', '169.254.1.1', 'fe80::1', '0.0.0.0']) {
+      await expect(routes.publish({ ...app, podIP })).rejects.toThrow(
+        /is loopback, link-local or unspecified/,
+      );
+    }
+    await expect(routes.withdraw('bad id!')).rejects.toThrow(/not a valid Kubernetes label value/);
+    expect(() => new AppRoutes(admin(), NS, { kind: 'httproute', fallback })).toThrow(
+      /needs a gateway/,
+    );
+    expect((await cluster.api.get(`${SVC}/slipway-app-hello`)).status).toBe(404);
+    expect((await routes.published()).size).toBe(0);
+  });
+
+  it('writes the wildcard fallback route to the control plane Service, idempotently, not listed as an app', async () => {
+    const opts = { kind: 'httproute' as const, gateway, fallback, appsDomain: 'apps.example.com' };
+    await ensureFallbackRoute(admin(), NS, opts);
+    await ensureFallbackRoute(admin(), NS, opts);
+    const route = await cluster.api.must('GET', `${GW}/slipway-apps-fallback`);
+    expect(route.spec).toMatchObject({
+      hostnames: ['*.apps.example.com'],
+      rules: [{ backendRefs: [{ name: 'slipway', port: 8080 }] }],
+    });
+    const routes = new AppRoutes(admin(), NS, { kind: 'httproute', gateway, fallback });
+    expect((await routes.published()).size).toBe(0);
+    await expect(ensureFallbackRoute(admin(), NS, { ...opts, appsDomain: '*.x' })).rejects.toThrow(
+      /apps domain "\*\.x" is not a valid DNS name/,
+    );
+  });
+});
+
+describe('AppRoutes (ingress)', () => {
+  const app = {
+    appId: 'web',
+    appName: 'web',
+    host: 'web.apps.example.com',
+    podIP: '10.244.1.9',
+    port: 8000,
+  };
+
+  it('publishes, republishes, lists and withdraws with an Ingress', async () => {
+    const routes = new AppRoutes(admin(), NS, {
+      kind: 'ingress',
+      ingressClassName: 'nginx',
+      fallback,
+    });
+    await routes.publish(app);
+    const ing = await cluster.api.must('GET', `${ING}/slipway-app-web`);
+    expect(ing.spec).toEqual({
+      ingressClassName: 'nginx',
+      rules: [
+        {
+          host: 'web.apps.example.com',
+          http: {
+            paths: [
+              {
+                path: '/',
+                pathType: 'Prefix',
+                backend: { service: { name: 'slipway-app-web', port: { number: 80 } } },
+              },
+            ],
+          },
+        },
+      ],
+    });
+    await routes.publish({ ...app, podIP: '10.244.1.10' });
+    const slice = await cluster.api.must<Slice>('GET', `${EPS}/slipway-app-web`);
+    expect(slice.endpoints.map((e) => e.addresses)).toEqual([['10.244.1.10']]);
+    expect(await routes.published()).toEqual(
+      new Map([['web', { host: 'web.apps.example.com', podIP: '10.244.1.10' }]]),
+    );
+    await routes.withdraw('web');
+    for (const base of [SVC, EPS, ING]) {
+      expect((await cluster.api.get(`${base}/slipway-app-web`)).status).toBe(404);
+    }
+    expect((await routes.published()).size).toBe(0);
+
+    await routes.ensureFallback('apps.example.com');
+    const fb = await cluster.api.must('GET', `${ING}/slipway-apps-fallback`);
+    expect((fb.spec?.rules as { host: string }[])[0]?.host).toBe('*.apps.example.com');
+  });
+});
+
+describe('ensureSandboxNetworkPolicy', () => {
+  const opts = {
+    sandboxSelector: { 'app.kubernetes.io/part-of': 'slipway-sandbox' },
+    controlPlaneSelector: { 'app.kubernetes.io/name': 'slipway' },
+    egressGatePort: 3128,
+    agentPort: 7070,
+    appPort: 8080,
+    ingressFrom: [
+      { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ingress' } } },
+    ],
+  };
+  const NP = `/apis/networking.k8s.io/v1/namespaces/${NS}/networkpolicies`;
+
+  it('is accepted and has exactly the egress to the gate and the ingress from control plane and gateway', async () => {
+    await ensureSandboxNetworkPolicy(admin(), NS, opts);
+    const np = await cluster.api.must('GET', `${NP}/slipway-sandboxes`);
+    expect(np.spec?.podSelector).toEqual({ matchLabels: opts.sandboxSelector });
+    expect(np.spec?.policyTypes).toEqual(['Ingress', 'Egress']);
+    expect(np.spec?.egress).toEqual([
+      {
+        to: [{ podSelector: { matchLabels: { 'app.kubernetes.io/name': 'slipway' } } }],
+        ports: [{ protocol: 'TCP', port: 3128 }],
+      },
+    ]);
+    expect(np.spec?.ingress).toEqual([
+      {
+        from: [{ podSelector: { matchLabels: { 'app.kubernetes.io/name': 'slipway' } } }],
+        ports: [
+          { protocol: 'TCP', port: 7070 },
+          { protocol: 'TCP', port: 8080 },
+        ],
+      },
+      { from: opts.ingressFrom, ports: [{ protocol: 'TCP', port: 8080 }] },
+    ]);
+  });
+
+  it('updates in place, and drops the gateway rule when no peers are given', async () => {
+    const before = await cluster.api.must('GET', `${NP}/slipway-sandboxes`);
+    await ensureSandboxNetworkPolicy(admin(), NS, {
+      ...opts,
+      egressGatePort: 3129,
+      ingressFrom: [],
+    });
+    const np = await cluster.api.must('GET', `${NP}/slipway-sandboxes`);
+    expect(np.metadata?.uid).toBe(before.metadata?.uid);
+    expect((np.spec?.egress as { ports: unknown[] }[])[0]?.ports).toEqual([
+      { protocol: 'TCP', port: 3129 },
+    ]);
+    expect(np.spec?.ingress).toHaveLength(1);
+  });
+
+  it('refuses empty or overlapping selectors and bad ports', async () => {
+    await expect(
+      ensureSandboxNetworkPolicy(admin(), NS, { ...opts, sandboxSelector: {} }),
+    ).rejects.toThrow(/empty selector/);
+    await expect(
+      ensureSandboxNetworkPolicy(admin(), NS, {
+        ...opts,
+        controlPlaneSelector: opts.sandboxSelector,
+      }),
+    ).rejects.toThrow(/matches sandbox pods/);
+    await expect(
+      ensureSandboxNetworkPolicy(admin(), NS, { ...opts, egressGatePort: 0 }),
+    ).rejects.toThrow(/egressGatePort 0 is out of range/);
   });
 });
 

@@ -83,7 +83,7 @@ export function AppVersions({ id, versions, onRolledBack }: Props) {
                       aria-label={`Roll back to version ${v.version}`}
                       onClick={() => rollback(v.version)}
                     >
-                      {busy === v.version ? 'Rolling back…' : 'Rollback'}
+                      {busy === v.version ? 'Rolling back…' : 'Roll back'}
                     </button>
                   )}
                 </td>

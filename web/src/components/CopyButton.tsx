@@ -8,7 +8,7 @@ export function CopyButton({ text, label = 'Copy' }: { text: string; label?: str
     setTimeout(() => setDone(false), 1_500);
   };
   return (
-    <button type="button" class="ghost" onClick={copy} aria-label={`${label}: ${text}`}>
+    <button type="button" class="ghost" onClick={copy} title={text}>
       {done ? 'Copied' : label}
     </button>
   );

@@ -52,7 +52,7 @@ export function DropZone({ onChosen }: { onChosen: (chosen: Chosen) => void }) {
             type="file"
             data-testid="folder-input"
             // Chromium, Firefox and Safari all take the prefixed attribute.
-            {...{ webkitdirectory: '' }}
+            {...{ webkitdirectory: true }}
             multiple
             onChange={(e) => {
               const list = e.currentTarget.files;

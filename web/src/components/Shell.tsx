@@ -69,8 +69,8 @@ export function Shell({ auth, me, onSignOut }: Props) {
           <span class={live ? 'live on' : 'live'} title={live ? 'Live updates on' : 'Reconnecting'}>
             {live ? 'Live' : 'Offline'}
           </span>
-          <button type="button" class="ghost" onClick={switchTheme} aria-label={`Theme: ${theme}`}>
-            {theme === 'system' ? 'Auto' : theme === 'light' ? 'Light' : 'Dark'}
+          <button type="button" class="ghost" onClick={switchTheme}>
+            Theme: {theme === 'system' ? 'auto' : theme}
           </button>
           <span class="user">
             {me.name}

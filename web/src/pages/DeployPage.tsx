@@ -8,7 +8,8 @@ import { EnvFields, type EnvRow } from '../components/EnvFields';
 import { DeployWatch } from '../components/DeployWatch';
 
 const MAX_BYTES = 50 * 1024 * 1024;
-const NAME = '^[a-z0-9]([a-z0-9-]*[a-z0-9])?$';
+// The `pattern` attribute compiles with the v flag, where a literal `-` in a class needs escaping.
+const NAME = '[a-z0-9]([a-z0-9\\-]*[a-z0-9])?';
 
 type Step =
   | { kind: 'form' }

@@ -9,7 +9,7 @@ import { buildServer } from './http/server.js';
 import { resolveTls } from './http/tls.js';
 import { createLogger, serviceLog, type LogSetting } from './logging.js';
 import { openStore } from './persistence/open-store.js';
-import { openRuntime } from './runtime/open-runtime.js';
+import { openRoutes, openRuntime } from './runtime/open-runtime.js';
 import { createDeployServices, type DeployParts, type Log } from './services/compose.js';
 import { openSourceStore } from './sources/open-source-store.js';
 
@@ -45,7 +45,8 @@ export function openDeployParts(config: Config, log: Log): DeployParts {
   const sourceStore = openSourceStore(config);
   const agentToken = randomBytes(32).toString('base64url');
   const runtime = openRuntime(config, { sourceStore, agentToken, log });
-  return { sourceStore, runtime, agentToken };
+  const routes = openRoutes(config);
+  return { sourceStore, runtime, agentToken, ...(routes ? { routes } : {}) };
 }
 
 /** Opens the store, builds the server and listens: the whole of `npm start`, and of e2e tests. */

@@ -157,6 +157,11 @@ export class AppRegistry {
     return this.deps.store.getApp(appId)?.phase;
   }
 
+  /** The apps that have an actor now. */
+  ids(): string[] {
+    return [...this.apps.keys()];
+  }
+
   /** The serving sandbox now, without waking or waiting. */
   serving(appId: string): Sandbox | undefined {
     return this.live(appId)?.serving();

@@ -261,6 +261,32 @@ export const configSchema = z.strictObject({
           versions: z
             .partialRecord(z.enum(['node', 'python']), z.string())
             .default({ node: '20', python: '3.11' }),
+          /**
+           * The data path: a Ready app's host routed ingress → pod by a Gateway API HTTPRoute (or
+           * an Ingress), the rest to the control plane's Service; `none`: everything through the
+           * control plane's router.
+           */
+          routes: z
+            .strictObject({
+              kind: z.enum(['httproute', 'ingress', 'none']).default('httproute'),
+              /** The Gateway HTTPRoutes attach to. */
+              gateway: z
+                .strictObject({
+                  name: z.string().min(1).default('slipway'),
+                  namespace: z.string().min(1).optional(),
+                  sectionName: z.string().min(1).optional(),
+                })
+                .prefault({}),
+              ingressClassName: z.string().min(1).optional(),
+              /** The control plane's Service: hosts of apps that are not Ready go there. */
+              controlPlaneService: z
+                .strictObject({
+                  name: z.string().min(1).default('slipway'),
+                  port: z.number().int().min(1).max(65_535).default(80),
+                })
+                .prefault({}),
+            })
+            .prefault({}),
         })
         .prefault({}),
     })

@@ -1,5 +1,6 @@
 import { ConfigError } from '../config/load.js';
 import { durationMs, type Config } from '../config/schema.js';
+import { AppRoutes } from '../kube/app-routes.js';
 import { loadKubeConfig } from '../kube/kube-config.js';
 import type { SourceStore } from '../sources/source-store.js';
 import { createKubernetesRuntime } from './kubernetes/kubernetes-runtime.js';
@@ -62,5 +63,20 @@ export function openRuntime(config: Config, deps: RuntimeDeps): Runtime {
       headTimeoutMs: durationMs(runtime.egress.headTimeout),
     },
     log: (msg, extra, level = 'info') => deps.log(level, msg, extra),
+  });
+}
+
+/** The data path's route writer the config names: kubernetes with routes, else none. */
+export function openRoutes(config: Config): AppRoutes | undefined {
+  const { routes } = config.runtime.kubernetes;
+  if (config.runtime.backend !== 'kubernetes' || routes.kind === 'none') return undefined;
+  return new AppRoutes(loadKubeConfig(config), config.kubernetes.namespace, {
+    kind: routes.kind,
+    gateway: routes.gateway,
+    ...(routes.ingressClassName ? { ingressClassName: routes.ingressClassName } : {}),
+    fallback: {
+      serviceName: routes.controlPlaneService.name,
+      port: routes.controlPlaneService.port,
+    },
   });
 }

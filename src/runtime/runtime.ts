@@ -46,6 +46,11 @@ export interface Sandbox {
   readonly template: string;
   /** Opens a byte stream to the app (HTTP, websockets): the router proxies through it. */
   connect(): Duplex;
+  /**
+   * Where visitors can reach the app without the control plane (a pod's address), when the
+   * runtime has such a place: the data path routes a Ready app's host there.
+   */
+  readonly address?: { host: string; port: number };
   /** Called once when the app (or the whole sandbox) exits after inject. */
   onExit(listener: (exit: AppExit) => void): void;
   /** Every line the app prints, as it prints it. */

@@ -12,6 +12,7 @@ import type { SourceStore } from '../sources/source-store.js';
 import { AppGrants } from './app-grants.js';
 import { AppService } from './app-service.js';
 import { AuditTrail } from './audit-trail.js';
+import { DirectRoutes, type RoutePublisher } from './direct-routes.js';
 import { OrphanBlobSweeper } from './orphan-blobs.js';
 import { platformInfo, type PlatformInfo } from './platform-info.js';
 import { ShareService } from './share-links.js';
@@ -49,6 +50,8 @@ export interface DeployParts {
   sourceStore: SourceStore;
   runtime: Runtime;
   agentToken: string;
+  /** Direct routes to Ready apps' sandboxes (Kubernetes), when the runtime has them. */
+  routes?: RoutePublisher;
 }
 
 /** Builds the services over the parts start.ts chose; nothing starts until `start`. */
@@ -96,6 +99,7 @@ export function createDeployServices(
   });
   const access = new AppAccess(store, grants);
   const router = new AppRouter(registry, urls, access, log);
+  const direct = parts.routes && new DirectRoutes(registry, urls, parts.routes, log);
   const orphans = new OrphanBlobSweeper({ store, sourceStore, log });
   let started = false;
   return {
@@ -117,6 +121,7 @@ export function createDeployServices(
       // their claims wait for the runtime, which starts meanwhile.
       await registry.start();
       await runtime.start();
+      await direct?.start();
       orphans.start();
       started = true;
     },
@@ -124,6 +129,7 @@ export function createDeployServices(
       started = false;
       await orphans.stop();
       router.closeTunnels();
+      await direct?.stop();
       await registry.stop();
       await runtime.stop();
       writes.stop();

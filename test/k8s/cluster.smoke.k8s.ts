@@ -1,6 +1,6 @@
 // Smoke test of the test cluster itself: real API server, admission, CRD validation, RBAC, garbage
 // collection and the agent-sandbox controller's warm pool and claims; the test node runs each pod
-// as a local process on its own 127.0.0.N. Run with `npm run test:k8s` after test/k8s/build.sh.
+// as a local process on its own address. Run with `npm run test:k8s` after test/k8s/build.sh.
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -152,7 +152,7 @@ describe('test cluster (real kube-apiserver + agent-sandbox controller, test nod
       expect(p.spec?.nodeName).toBe('test-node');
       expect(p.status?.phase).toBe('Running');
       const ip = p.status?.podIP as string;
-      expect(ip).toMatch(/^127\.0\.0\.\d+$/);
+      expect(ip).toMatch(/^198\.1[89]\.\d+\.\d+$/);
       expect(await health(ip)).toMatchObject({ ok: true, pod: p.metadata?.name, ip });
     }
 
@@ -178,7 +178,7 @@ describe('test cluster (real kube-apiserver + agent-sandbox controller, test nod
     const bound = claim.status?.sandbox as { name: string; podIPs?: string[] };
     expect(warm.has(bound.name)).toBe(true);
     const ip = bound.podIPs?.[0] ?? '';
-    expect(ip).toMatch(/^127\.0\.0\.\d+$/);
+    expect(ip).toMatch(/^198\.1[89]\.\d+\.\d+$/);
     const h = await health(ip);
     expect(h.ok).toBe(true);
     const podName = h.pod;

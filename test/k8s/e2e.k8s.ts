@@ -145,11 +145,70 @@ describe('Slipway on Kubernetes (real API server, agent-sandbox, S3 sources)', (
       async () => (await claimsOf(v1.app_id)).length === 0,
       30_000,
     );
+    // Not serving: its route is gone, so its host falls through to the control plane.
+    await waitFor(
+      'route withdrawn while suspended',
+      async () => {
+        const res = await cluster.api.get(
+          `/apis/gateway.networking.k8s.io/v1/namespaces/${NS}/httproutes/slipway-app-k8s-life`,
+        );
+        return res.status === 404;
+      },
+      30_000,
+    );
     // A request wakes it: held by the control plane's router until a new claim serves.
     const woke = await fetchApp(String(v1.url));
     expect(woke.status).toBe(200);
     expect(woke.body).toBe('version one');
     await waitForPhase(server.baseURL, ALICE, v1.app_id, ['Ready'], 30_000);
+  });
+
+  it('routes a Ready app ingress → pod: a Service, EndpointSlice and HTTPRoute that reach the pod without the control plane', async () => {
+    type Route = {
+      spec: { hostnames: string[]; rules: { backendRefs: { name: string; port: number }[] }[] };
+    };
+    type Slice = { items: { endpoints: { addresses: string[] }[]; ports: { port: number }[] }[] };
+    type Svc = { spec: { ports: { port: number; targetPort: number }[] } };
+    const app = (await waitForPhase(server.baseURL, ALICE, 'k8s-node', ['Ready'], 30_000)) as App;
+    const host = new URL(String(app.url)).hostname;
+    const route = await waitFor(
+      "the app's HTTPRoute",
+      async () => {
+        const res = await cluster.api.get<Route>(
+          `/apis/gateway.networking.k8s.io/v1/namespaces/${NS}/httproutes/slipway-app-k8s-node`,
+        );
+        return res.status === 200 ? res.body : undefined;
+      },
+      30_000,
+    );
+    expect(route.spec.hostnames).toEqual([host]);
+    const backend = route.spec.rules[0]?.backendRefs[0];
+    const svc = await cluster.api.must<Svc>(
+      'GET',
+      `/api/v1/namespaces/${NS}/services/${backend?.name}`,
+    );
+    expect(svc.spec.ports[0]?.port).toBe(backend?.port);
+    const slices = await cluster.api.must<Slice>(
+      'GET',
+      `/apis/discovery.k8s.io/v1/namespaces/${NS}/endpointslices?labelSelector=${encodeURIComponent(`kubernetes.io/service-name=${backend?.name}`)}`,
+    );
+    const podIP = slices.items[0]?.endpoints[0]?.addresses[0];
+    const port = slices.items[0]?.ports[0]?.port;
+    expect(podIP).toMatch(/^198\.1[89]\.\d+\.\d+$/);
+    // What an ingress does with the route: straight to the pod's address, with the app's host.
+    const direct = await fetchApp(`http://${host}:${port}/`, { connectTo: String(podIP) });
+    expect(direct.status).toBe(200);
+    expect(direct.body).toContain('hello from node');
+    // The wildcard fallback sends every other apps host to the control plane.
+    const fallback = await cluster.api.must<{ items: Route[] }>(
+      'GET',
+      `/apis/gateway.networking.k8s.io/v1/namespaces/${NS}/httproutes`,
+    );
+    expect(
+      fallback.items.some((r) =>
+        r.spec.hostnames.includes(`*.${host.split('.').slice(1).join('.')}`),
+      ),
+    ).toBe(true);
   });
 
   it('keeps apps to their owner', async () => {

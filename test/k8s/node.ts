@@ -6,10 +6,12 @@
 //   - watches pods (list, then watch from the list's resourceVersion with bookmarks; re-lists on
 //     410 Gone or when a watch ends) that match an optional namespace / label selector;
 //   - binds each unbound pod to its node through the pods/binding subresource (the scheduler's job);
-//   - gives each pod its own loopback address 127.0.0.N (N from 2 up) and starts
+//   - gives each pod its own address 198.18.X.N, added to the loopback device (198.18.0.0/15 is
+//     reserved for benchmarks and never routed; not 127/8, whose addresses the API server refuses in
+//     EndpointSlices, as it would from a real node; adding them needs root, as CI runs), and starts
 //     agentCommand(pod) as a local process with the pod's first container's env resolved
 //     (value, secretKeyRef, configMapKeyRef, fieldRef) plus POD_IP;
-//   - runs the container's readinessProbe if it has an httpGet one (against 127.0.0.N), then writes
+//   - runs the container's readinessProbe if it has an httpGet one (against the pod's IP), then writes
 //     the pod status: phase Running, podIP(s), conditions Ready/ContainersReady=True;
 //   - when the process exits: restarts it (restartPolicy Always / OnFailure) or ends the pod
 //     (Succeeded / Failed), as a kubelet would, without backoff beyond one second;
@@ -17,7 +19,7 @@
 //     period, at most 5 s) and completes the deletion (DELETE with gracePeriodSeconds 0), which is
 //     what a kubelet does for a pod bound to it.
 // It does not pull images, mount volumes, enforce resources, or run init/sidecar containers.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
@@ -56,7 +58,7 @@ export type AgentProcess = {
 
 export type TestNodeOptions = {
   cluster: Pick<Cluster, 'api' | 'dir'>;
-  /** What to run for a pod: its "containers". ip is the pod's own 127.0.0.N. */
+  /** What to run for a pod: its "containers". ip is the pod's own 198.18.X.N. */
   agentCommand: (pod: Pod, ip: string) => AgentProcess;
   nodeName?: string;
   /** Only pods in this namespace (default: all). */
@@ -104,16 +106,31 @@ export async function startTestNode(opts: TestNodeOptions): Promise<TestNode> {
   const logDir = join(opts.cluster.dir, 'logs', 'pods');
   mkdirSync(logDir, { recursive: true });
   const pods = new Map<string, Running>(); // by pod uid
-  let nextIp = 2;
+  // A random third octet per node: test processes running side by side get different addresses.
+  let nextIp = (Math.floor(Math.random() * 200) << 8) + 2;
+  const added: string[] = [];
   let stopped = false;
   const abort = new AbortController();
   const key = (p: Pod) => `${p.metadata?.namespace}/${p.metadata?.name}`;
   const podPath = (p: Pod) =>
     `/api/v1/namespaces/${p.metadata?.namespace}/pods/${p.metadata?.name}`;
-  const allocIp = () => {
-    let n = nextIp++;
-    while ((n & 255) === 0 || (n & 255) === 255) n = nextIp++;
-    return `127.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
+  const allocIp = (): string => {
+    for (;;) {
+      const n = nextIp++;
+      if ((n & 255) === 0 || (n & 255) === 255) continue;
+      const ip = `198.${18 + ((n >> 16) & 1)}.${(n >> 8) & 255}.${n & 255}`;
+      try {
+        execFileSync('ip', ['addr', 'add', `${ip}/32`, 'dev', 'lo'], { stdio: 'pipe' });
+      } catch (err) {
+        // Taken by another test process on this machine: the next one.
+        if (String((err as { stderr?: unknown }).stderr).includes('File exists')) continue;
+        throw new Error(
+          `test node: cannot add pod address ${ip} to lo (root needed): ${String(err)}`,
+        );
+      }
+      added.push(ip);
+      return ip;
+    }
   };
 
   // The Node object, Ready, with room for many pods.
@@ -448,6 +465,13 @@ export async function startTestNode(opts: TestNodeOptions): Promise<TestNode> {
       await chain.catch(() => undefined);
       await Promise.all([...pods.values()].map((r) => kill(r)));
       pods.clear();
+      for (const ip of added.splice(0)) {
+        try {
+          execFileSync('ip', ['addr', 'del', `${ip}/32`, 'dev', 'lo'], { stdio: 'pipe' });
+        } catch (err) {
+          process.stderr.write(`test node: pod address ${ip} not removed: ${String(err)}\n`);
+        }
+      }
     },
   };
 }

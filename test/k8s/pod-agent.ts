@@ -1,7 +1,7 @@
 // How the test node runs a Slipway sandbox pod: the agent bundle the image would run
 // (src/agent/pod-main.ts), in a bwrap container of its own (its own /app, /tmp and pid namespace,
 // as a container runtime would give it) on the host's network, where the pod's address is its
-// own 127.0.0.N. Sharing the host network means apps of different pods would fight over one
+// own 198.18.X.N. Sharing the host network means apps of different pods would fight over one
 // $PORT, so each pod's app gets its own; the pod's agent and app ports are the real ones.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';

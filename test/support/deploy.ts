@@ -27,11 +27,12 @@ export async function deploy(
 
 /**
  * GETs an app URL (`http://<name>.localhost:<port>/path`) by connecting to loopback and sending the
- * URL's host in the Host header, as a browser resolving `*.localhost` would.
+ * URL's host in the Host header, as a browser resolving `*.localhost` would (`connectTo`: another
+ * address, as an ingress sending the host to a pod).
  */
 export function fetchApp(
   url: string,
-  init: { method?: string; headers?: Record<string, string> } = {},
+  init: { method?: string; headers?: Record<string, string>; connectTo?: string } = {},
 ): Promise<{
   status: number;
   body: string;
@@ -41,7 +42,7 @@ export function fetchApp(
   return new Promise((resolve, reject) => {
     const req = request(
       {
-        host: '127.0.0.1',
+        host: init.connectTo ?? '127.0.0.1',
         port: target.port || 80,
         path: `${target.pathname}${target.search}`,
         method: init.method ?? 'GET',

@@ -8,6 +8,7 @@ import { openEvents, type AgentAddress } from './agent-client.js';
 /** A claimed pod: its agent's control port, its app port, and the events it streams. */
 export class PodSandbox implements Sandbox {
   readonly control: AgentAddress;
+  readonly address: AgentAddress;
   phase: 'claimed' | 'injecting' | 'running' | 'failed' | 'gone' = 'claimed';
   private readonly exitListeners: ((exit: AppExit) => void)[] = [];
   private readonly logListeners: ((line: LogLine) => void)[] = [];
@@ -24,6 +25,7 @@ export class PodSandbox implements Sandbox {
     readonly token: string,
   ) {
     this.control = { host: podIP, port: POD_PORTS.agent };
+    this.address = { host: podIP, port: POD_PORTS.public };
   }
 
   /** Subscribes to the agent's events; from here on its lines and exit reach the listeners. */

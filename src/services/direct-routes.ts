@@ -1,0 +1,130 @@
+import type { AppRegistry } from '../actors/registry.js';
+import type { PublicUrls } from '../http/public-urls.js';
+import type { Log } from './compose.js';
+
+/** Writes and removes a Ready app's direct route (Kubernetes: Service, EndpointSlice, HTTPRoute). */
+export interface RoutePublisher {
+  publish(e: {
+    appId: string;
+    appName: string;
+    host: string;
+    podIP: string;
+    port: number;
+  }): Promise<void>;
+  withdraw(appId: string): Promise<void>;
+  published(): Promise<Map<string, { host: string; podIP: string }>>;
+  /** The wildcard route of the apps domain → the control plane, for apps without their own. */
+  ensureFallback(appsDomain: string): Promise<void>;
+}
+
+/** Everything is compared with what exists this often, so a missed event or a hand edit heals. */
+const RESYNC_MS = 30_000;
+
+/**
+ * The data path that scales with the cluster (design.md §4): a Ready app whose sandbox has an
+ * address of its own is routed there directly, ingress → pod; an app that stops serving loses its
+ * route and falls through to the control plane's router, which wakes and holds it. Follows the
+ * registry's events; one app's writes never overlap; failures are logged and healed by the resync.
+ */
+export class DirectRoutes {
+  private readonly current = new Map<string, string>();
+  private readonly chains = new Map<string, Promise<void>>();
+  private unsubscribe: (() => void) | undefined;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly registry: AppRegistry,
+    private readonly urls: PublicUrls,
+    private readonly publisher: RoutePublisher,
+    private readonly log: Log,
+  ) {}
+
+  async start(): Promise<void> {
+    this.unsubscribe = this.registry.on((event) => void this.sync(event.app_id));
+    await this.publisher
+      .ensureFallback(this.urls.appsDomain)
+      .catch((err: unknown) =>
+        this.log('warn', 'direct routes: cannot write the fallback route', { error: String(err) }),
+      );
+    await this.resync();
+    this.timer = setInterval(() => void this.resync(), RESYNC_MS);
+    this.timer.unref();
+  }
+
+  /**
+   * Stops following and withdraws every route: the runtime's stop reaps the pods they point at,
+   * so visitors are better off with the control plane (503 with Retry-After, then the next start).
+   */
+  async stop(): Promise<void> {
+    this.unsubscribe?.();
+    clearInterval(this.timer);
+    await Promise.all([...this.chains.values()]);
+    await Promise.all(
+      [...this.current.keys()].map((appId) =>
+        this.publisher.withdraw(appId).then(
+          () => this.current.delete(appId),
+          (err: unknown) =>
+            this.log('warn', 'direct route not withdrawn at stop', {
+              app: appId,
+              error: String(err),
+            }),
+        ),
+      ),
+    );
+  }
+
+  /** Reads what exists, then makes every app match its desired route. */
+  async resync(): Promise<void> {
+    let existing: Map<string, { host: string; podIP: string }>;
+    try {
+      existing = await this.publisher.published();
+    } catch (err) {
+      this.log('warn', 'direct routes: cannot list them; retrying later', { error: String(err) });
+      return;
+    }
+    this.current.clear();
+    for (const [appId, route] of existing) this.current.set(appId, route.podIP);
+    const apps = new Set([...existing.keys(), ...this.registry.ids()]);
+    await Promise.all([...apps].map((appId) => this.sync(appId)));
+  }
+
+  /** Makes the app's route match its state now; queued behind the app's previous change. */
+  sync(appId: string): Promise<void> {
+    const next = (this.chains.get(appId) ?? Promise.resolve()).then(() => this.apply(appId));
+    this.chains.set(appId, next);
+    void next.finally(() => {
+      if (this.chains.get(appId) === next) this.chains.delete(appId);
+    });
+    return next;
+  }
+
+  private async apply(appId: string): Promise<void> {
+    const sandbox =
+      this.registry.phase(appId) === 'Ready' ? this.registry.serving(appId) : undefined;
+    const target = sandbox?.address;
+    const now = this.current.get(appId);
+    try {
+      if (target && now !== target.host) {
+        const host = new URL(this.urls.appUrl(appId)).hostname;
+        await this.publisher.publish({
+          appId,
+          appName: appId,
+          host,
+          podIP: target.host,
+          port: target.port,
+        });
+        this.current.set(appId, target.host);
+        this.log('info', 'direct route published', { app: appId, pod: target.host });
+      } else if (!target && now !== undefined) {
+        await this.publisher.withdraw(appId);
+        this.current.delete(appId);
+        this.log('info', 'direct route withdrawn', { app: appId });
+      }
+    } catch (err) {
+      this.log('warn', 'direct route change failed; the resync retries it', {
+        app: appId,
+        error: err instanceof Error ? err.message : String(err),
+      });
+    }
+  }
+}

@@ -30,9 +30,10 @@ export async function openTab(browser: Browser): Promise<Tab> {
   await context.grantPermissions(['clipboard-read', 'clipboard-write']);
   const page = await context.newPage();
   const problems: string[] = [];
-  page.on('pageerror', (err) => problems.push(`pageerror: ${err.message}`));
+  // Each entry starts with the URL it came from, so a test can keep only its own origin's.
+  page.on('pageerror', (err) => problems.push(`${page.url()} pageerror: ${err.message}`));
   page.on('console', (msg) => {
-    if (msg.type() === 'error') problems.push(`console: ${msg.text()}`);
+    if (msg.type() === 'error') problems.push(`${msg.location().url} console: ${msg.text()}`);
   });
   return { context, page, problems };
 }

@@ -1,7 +1,7 @@
 import { AppError } from '../errors.js';
 import { parseDuration } from '../config/duration.js';
 import type { Access, EnvItem } from '../persistence/store.js';
-import { parseHostEntry } from '../runtime/local/egress-hosts.js';
+import { parseHostEntry } from '../runtime/egress/egress-hosts.js';
 import { APP_NAME, APP_NAME_MAX } from '../sources/app-name.js';
 import { TEMPLATES } from '../sources/classify.js';
 

@@ -9,7 +9,7 @@ import {
   hostAllowed,
   isPrivateAddress,
   type EgressGateOptions,
-} from '../../src/runtime/local/egress-gate.js';
+} from '../../src/runtime/egress/egress-gate.js';
 
 // The "external" host is a real HTTP server on loopback; names reach it through a resolve override,
 // and allowPrivate lets the gate use loopback exactly as an operator would for an internal API.

@@ -12,8 +12,8 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEgressResolver } from '../../src/runtime/local/egress-dns.js';
-import { createEgressGate } from '../../src/runtime/local/egress-gate.js';
+import { createEgressResolver } from '../../src/runtime/egress/egress-dns.js';
+import { createEgressGate } from '../../src/runtime/egress/egress-gate.js';
 import { connectStatus } from '../support/general-lane-apps.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'slipway-dns-'));

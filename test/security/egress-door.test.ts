@@ -8,8 +8,8 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createEgressGate } from '../../src/runtime/local/egress-gate.js';
-import { SharedCount } from '../../src/runtime/local/egress-limits.js';
+import { createEgressGate } from '../../src/runtime/egress/egress-gate.js';
+import { SharedCount } from '../../src/runtime/egress/egress-limits.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'slipway-egress-sec-'));
 const servers: net.Server[] = [];

@@ -14,9 +14,10 @@ vi.mock('node:os', async (importOriginal) => {
   return { ...os, default: { ...os, networkInterfaces }, networkInterfaces };
 });
 
-const { isPrivateAddress, privateRange } = await import('../../src/runtime/local/egress-policy.js');
+const { isPrivateAddress, privateRange } =
+  await import('../../src/runtime/egress/egress-policy.js');
 const { compileExceptions, privateAllowed } =
-  await import('../../src/runtime/local/egress-policy.js');
+  await import('../../src/runtime/egress/egress-policy.js');
 
 describe('egress ranges', () => {
   it.each([

@@ -1,7 +1,7 @@
 import type net from 'node:net';
-import { createEgressGate } from './egress-gate.js';
-import type { EgressLimits } from './egress-limits.js';
-import { EgressRules, type EgressRuleSet } from './egress-rules.js';
+import { createEgressGate } from '../egress/egress-gate.js';
+import type { EgressLimits } from '../egress/egress-limits.js';
+import { EgressRules, type EgressRuleSet } from '../egress/egress-rules.js';
 import { listenOnSocket, type SocketOwner } from './unix-listener.js';
 
 export interface EgressDoorOptions {

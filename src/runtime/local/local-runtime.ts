@@ -12,7 +12,7 @@ import {
 import { join } from 'node:path';
 import { callAgent } from './agent-client.js';
 import { openArtifactStore, type ArtifactLimits } from './artifact-store.js';
-import { egressLimits, SharedCount, type EgressLimits } from './egress-limits.js';
+import { egressLimits, SharedCount, type EgressLimits } from '../egress/egress-limits.js';
 import { prepareHost, readHostEnv, removeRuntimeDir, type HostSetup } from './host-setup.js';
 import { injectInto } from './inject-call.js';
 import { laneProblem } from './lanes.js';

@@ -13,7 +13,7 @@ import { RuntimeError } from '../runtime.js';
 import { bwrapArgs } from './bwrap-args.js';
 import type { Cgroup } from './cgroups.js';
 import { openEgressDoor, type EgressDoor } from './egress-door.js';
-import type { EgressLimits } from './egress-limits.js';
+import type { EgressLimits } from '../egress/egress-limits.js';
 import type { HostSetup } from './host-setup.js';
 import { LocalSandbox } from './sandbox.js';
 import type { LaunchPlan } from './sandbox-process.js';

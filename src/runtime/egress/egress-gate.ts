@@ -1,8 +1,9 @@
 import { splice } from '../../agent/splice.js';
 /**
- * The egress gate (design.md §4): the host end of a sandbox's `egress.sock`. The in-sandbox agent
- * relays every connection the app makes to its proxy at 127.0.0.1:3128 here; the gate reads one
- * HTTP proxy request (CONNECT or absolute-URI), checks it against the app's allowed_hosts and the
+ * The egress gate (design.md §4), shared by both runtimes: a bwrap sandbox's `egress.sock` (the
+ * agent relays the app's proxy connections there) or, on Kubernetes, the control plane's egress
+ * port, where a pod's connections arrive from its own address. The gate reads one HTTP proxy
+ * request (CONNECT or absolute-URI), checks it against the app's allowed_hosts and the
  * private-address rules, and then becomes a plain byte pipe to the vetted address.
  */
 import net from 'node:net';

@@ -160,7 +160,7 @@ export class KubeAccessCheck {
           served = new Set(list.resources.map((r) => r.name));
         } catch (err) {
           if (statusOf(err) !== 404) {
-            return [`CRD: cannot read the ${group}/${version} API: ${(err as Error).message}`];
+            return [`CRD: cannot read the ${group}/${version} API: ${failure(err)}`];
           }
           served = new Set();
         }
@@ -188,10 +188,16 @@ export class KubeAccessCheck {
         );
         return review.status?.allowed ? undefined : { verb, what };
       } catch (err) {
-        return `RBAC: could not check ${verb} ${what}: ${(err as Error).message}`;
+        return `RBAC: could not check ${verb} ${what}: ${failure(err)}`;
       }
     });
   }
+}
+
+/** An API answer as its status (the client's message carries the whole response), else the error. */
+function failure(err: unknown): string {
+  const status = statusOf(err);
+  return status === undefined ? (err as Error).message : `answered ${status}`;
 }
 
 /** `items.map(fn)` with at most `limit` calls in flight, results in input order. */

@@ -4,6 +4,8 @@
  * share links, rollback, suspend and the admin pages; axe-core on every page; screenshots of each
  * page in light and dark into docs/screenshots/.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -120,6 +122,35 @@ describe('the dashboard in Chromium', { timeout: 180_000 }, () => {
     const app = (await call(base, '/v1/apps/site', { token: ALICE })).body as { env: unknown };
     expect(app.env).toEqual([{ name: 'GREETING' }]);
     expect(alice.problems).toEqual([]);
+  });
+
+  it("shows a failed deploy with its reason and the app's last log lines", async () => {
+    const { page } = alice;
+    const folder = mkdtempSync(join(tmpdir(), 'crasher-'));
+    writeFileSync(
+      join(folder, 'package.json'),
+      JSON.stringify({ name: 'crasher', main: 'server.js' }),
+    );
+    writeFileSync(join(folder, 'server.js'), "console.log('about to fail'); process.exit(3);\n");
+    try {
+      await page.getByRole('button', { name: 'Deploy again' }).click();
+      await page.getByTestId('folder-input').setInputFiles(folder);
+      await page.getByLabel('App name').fill('crasher');
+      await page.getByRole('button', { name: 'Deploy', exact: true }).click();
+      await page.locator('.watch .badge', { hasText: 'Failed' }).waitFor(LIVE);
+      const watch = page.locator('.watch');
+      await expect
+        .poll(() => watch.locator('pre.log').textContent(), LIVE)
+        .toContain('about to fail');
+      expect(await watch.textContent()).toMatch(/Reason: \S+/);
+      await expectAccessible(page, 'deploy (failed)');
+      await screenshot(page, 'deploy-failed');
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+    await call(base, '/v1/apps/crasher', { method: 'DELETE', token: ALICE });
+    // The failed deploy answers 500 deploy_failed: that console line is the page reporting it.
+    alice.problems.splice(0);
   });
 
   it('a second browser context signed in as another user does not see it', async () => {

@@ -35,7 +35,7 @@ export function contentSecurityPolicy(connect: string[]): string {
     "default-src 'self'",
     "script-src 'self'",
     "style-src 'self'",
-    "img-src 'self' data:",
+    "img-src 'self'",
     `connect-src ${["'self'", ...connect].join(' ')}`,
     "object-src 'none'",
     "base-uri 'none'",

@@ -87,7 +87,12 @@ describe('the dashboard in Chromium', { timeout: 180_000 }, () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('API key').waitFor();
     expect(await page.evaluate(() => sessionStorage.getItem('slipway.token'))).toBeNull();
-    await signInWithKey(page, base, BOB);
+    // By keyboard alone: Tab to the key, type it, Enter.
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('api-key');
+    await page.keyboard.type(BOB);
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { level: 1, name: 'Apps' }).waitFor();
     // The 401 of the wrong key is the one console error this tab may have.
     expect(bob.problems.filter((p) => !p.includes('401'))).toEqual([]);
   });
@@ -133,7 +138,8 @@ describe('the dashboard in Chromium', { timeout: 180_000 }, () => {
     );
     writeFileSync(join(folder, 'server.js'), "console.log('about to fail'); process.exit(3);\n");
     try {
-      await page.getByRole('button', { name: 'Deploy again' }).click();
+      // The Deploy link of the page already shown starts a fresh form.
+      await page.getByRole('navigation').getByRole('link', { name: 'Deploy' }).click();
       await page.getByTestId('folder-input').setInputFiles(folder);
       await page.getByLabel('App name').fill('crasher');
       await page.getByRole('button', { name: 'Deploy', exact: true }).click();
@@ -148,7 +154,9 @@ describe('the dashboard in Chromium', { timeout: 180_000 }, () => {
     } finally {
       rmSync(folder, { recursive: true, force: true });
     }
+    await page.goto(`${base}/#/`);
     await call(base, '/v1/apps/crasher', { method: 'DELETE', token: ALICE });
+    await appRow(page, 'crasher').waitFor({ state: 'detached' });
     // The failed deploy answers 500 deploy_failed: that console line is the page reporting it.
     alice.problems.splice(0);
   });
@@ -177,6 +185,10 @@ describe('the dashboard in Chromium', { timeout: 180_000 }, () => {
     );
     await expectAccessible(page, 'apps');
     await screenshot(page, 'apps');
+    await page.setViewportSize({ width: 390, height: 844 });
+    await expectAccessible(page, 'apps (phone)');
+    await screenshot(page, 'apps-phone');
+    await page.setViewportSize({ width: 1280, height: 800 });
   });
 
   it('follows the log tail while the app prints; pause, follow again, version filter, clear', async () => {
@@ -257,7 +269,10 @@ describe('the dashboard in Chromium', { timeout: 180_000 }, () => {
     await page.getByRole('button', { name: 'Suspend' }).click();
     const dialog = page.getByRole('dialog');
     await dialog.waitFor();
-    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    // Focus moves into the dialog; Escape cancels it.
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Cancel');
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'hidden' });
     expect(await page.locator('.title-row .badge').textContent()).toBe('Ready');
 
     await page.getByRole('button', { name: 'Suspend' }).click();

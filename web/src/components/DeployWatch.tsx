@@ -23,7 +23,7 @@ export function DeployWatch({ appId, failure }: { appId: string; failure?: ApiEr
         .catch((err: unknown) => setProblem(errorText(err)));
     void refresh();
     return onAppEvent((event) => {
-      if (event.app_id === appId) void refresh();
+      if (event.app_id === appId && event.kind !== 'delete') void refresh();
     });
   }, [appId]);
 

@@ -21,6 +21,11 @@ export function Root() {
   const enter = async (auth: AuthInfo): Promise<void> => {
     try {
       const me = await api<Whoami>('/api/whoami');
+      // From here on a 401 means the key was revoked or the token expired: back to sign-in.
+      onUnauthenticated(() => {
+        forgetToken();
+        setState({ kind: 'signed-out', auth, error: 'Your session ended; sign in again.' });
+      });
       setState({ kind: 'signed-in', auth, me });
     } catch (err) {
       forgetToken();
@@ -32,10 +37,6 @@ export function Root() {
     void (async () => {
       try {
         const auth = await api<AuthInfo>('/api/auth');
-        onUnauthenticated(() => {
-          forgetToken();
-          setState({ kind: 'signed-out', auth, error: 'Your session ended; sign in again.' });
-        });
         if (auth.mode === 'oidc' && auth.oidc) {
           const oidc = await import('../lib/oidc');
           if (oidc.isCallback()) {
@@ -75,6 +76,7 @@ export function Root() {
     return <SignIn auth={state.auth} error={state.error} onSignedIn={() => enter(state.auth)} />;
   }
   const signOut = () => {
+    onUnauthenticated(() => undefined);
     forgetToken();
     setState({ kind: 'signed-out', auth: state.auth });
   };

@@ -20,6 +20,8 @@ export function Shell({ auth, me, onSignOut }: Props) {
   const route = useRoute();
   const [live, setLive] = useState(false);
   const [theme, setTheme] = useState(storedTheme);
+  // A click on the link of the page already shown starts it afresh (a new deploy form).
+  const [generation, setGeneration] = useState(0);
   const admin = me.role === 'admin';
   useEffect(() => {
     const off = onLiveStatus(setLive);
@@ -60,7 +62,12 @@ export function Shell({ auth, me, onSignOut }: Props) {
         </a>
         <nav aria-label="Main">
           {links.map(([page, href, label]) => (
-            <a key={page} href={href} aria-current={current === page ? 'page' : undefined}>
+            <a
+              key={page}
+              href={href}
+              aria-current={current === page ? 'page' : undefined}
+              onClick={() => (location.hash || '#/') === href && setGeneration(generation + 1)}
+            >
               {label}
             </a>
           ))}
@@ -84,7 +91,7 @@ export function Shell({ auth, me, onSignOut }: Props) {
         </div>
       </header>
       <main id="content" tabIndex={-1}>
-        <Page route={route} me={me} />
+        <Page key={generation} route={route} me={me} />
       </main>
     </>
   );

@@ -21,7 +21,7 @@ export function appEnv(items: { name: string; value: string }[]): Record<string,
     if (item.name.toUpperCase().startsWith('SLIPWAY_')) continue;
     env[item.name] = item.value;
   }
-  const PROXY = placement.proxyUrl;
+  const PROXY = `http://127.0.0.1:${placement.proxyPort}`;
   Object.assign(env, {
     PORT: String(placement.appPort),
     HTTP_PROXY: PROXY,

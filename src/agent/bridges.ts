@@ -37,13 +37,19 @@ export function tcpBridge(host: string, port: number): AppHandler {
 
 /**
  * The app's HTTP(S)_PROXY: every TCP connection to 127.0.0.1:3128 is relayed byte for byte to the
- * host's egress gate on `egress.sock`, which reads the CONNECT or absolute-URI request and decides.
- * There is no other way out: the sandbox's network namespace has loopback only.
+ * egress gate, which reads the CONNECT or absolute-URI request and decides. In a bwrap sandbox the
+ * gate is the host's end of `egress.sock` and there is no other way out (the network namespace
+ * has loopback only); in a pod it is the control plane's egress port, dialled from the pod's own
+ * address, by which the gate knows whose rules apply (the NetworkPolicy allows nothing else).
  */
-export function listenEgressForwarder(): Promise<net.Server> {
+export function listenEgressForwarder(
+  dialGate: () => net.Socket = () =>
+    net.connect({ path: `${SOCKET_DIR}/${EGRESS_SOCK}`, allowHalfOpen: true }),
+  port: number = PROXY_PORT,
+): Promise<net.Server> {
   const server = net.createServer({ allowHalfOpen: true }, (client) => {
     client.on('error', (err) => warn('egress client error', { error: err.message }));
-    const gate = net.connect({ path: `${SOCKET_DIR}/${EGRESS_SOCK}`, allowHalfOpen: true });
+    const gate = dialGate();
     const refuse = (err: Error) => {
       warn('egress gate unreachable', { error: err.message });
       const body = 'egress gate unavailable\n';
@@ -61,7 +67,7 @@ export function listenEgressForwarder(): Promise<net.Server> {
   });
   return new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen(PROXY_PORT, '127.0.0.1', () => resolve(server));
+    server.listen(port, '127.0.0.1', () => resolve(server));
   });
 }
 

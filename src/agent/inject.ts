@@ -9,7 +9,6 @@ import type { NodeApp } from './node-app.js';
 import {
   APP_DIR,
   PIP_TARGET,
-  PROXY_PORT,
   type ExitReport,
   type InjectRequest,
   type InjectResponse,
@@ -119,7 +118,7 @@ export async function runInject(
   }
   const APP_PORT = placement.appPort;
   const outcome = await waitForApp(APP_PORT, deadline, gone, {
-    ignore: [PROXY_PORT],
+    ignore: [placement.proxyPort],
     output: () => ring.written,
   });
   if (outcome.kind === 'ready') {

@@ -8,8 +8,10 @@ import { APP_PORT, DIAG_FD, PROXY_PORT } from './protocol.js';
 export const placement = {
   /** The port in the app's $PORT, where the bridge dials it. */
   appPort: APP_PORT,
-  /** The app's HTTP(S)_PROXY. */
-  proxyUrl: `http://127.0.0.1:${PROXY_PORT}`,
+  /** The agent's relay to the egress gate on 127.0.0.1: the app's HTTP(S)_PROXY. */
+  proxyPort: PROXY_PORT,
+  /** What a source pulled by URL goes through (a pod's relay to the egress gate); none: direct. */
+  sourceProxy: undefined as { host: string; port: number } | undefined,
   /** Where the agent's own JSON lines go: the host's diagnostics pipe, or a pod's stderr. */
   diagFd: DIAG_FD,
 };

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import net from 'node:net';
 import { createAgentCore } from './agent-core.js';
-import type { AppHandler } from './bridges.js';
+import { listenEgressForwarder, type AppHandler } from './bridges.js';
 import { authorized, controlHandler, digest, readJson } from './control.js';
 import { errorText, warn } from './diag.js';
 import { ring, tapProcessOutput } from './log-ring.js';
@@ -20,7 +20,9 @@ import { readPodSettings } from './pod-settings.js';
 async function main(): Promise<void> {
   const settings = readPodSettings(process.env);
   placement.appPort = settings.appPort;
-  placement.proxyUrl = settings.proxyUrl;
+  placement.proxyPort = settings.proxyPort;
+  // The pod's only way out is the egress gate: the source comes through it too.
+  placement.sourceProxy = { host: '127.0.0.1', port: settings.proxyPort };
   // No diagnostics pipe in a pod: the agent's JSON lines go to the container's stderr, written
   // past the tap so they never count as the app's output.
   placement.diagFd = 2;
@@ -33,7 +35,17 @@ async function main(): Promise<void> {
     events.activity();
     appHandler(socket);
   });
-  const servers: { unref(): unknown }[] = [publicServer];
+  const forwarder = await listenEgressForwarder(
+    () =>
+      net.connect({
+        host: settings.egressGate.host,
+        port: settings.egressGate.port,
+        localAddress: settings.podIP,
+        allowHalfOpen: true,
+      }),
+    settings.proxyPort,
+  );
+  const servers: { unref(): unknown }[] = [publicServer, forwarder];
   const core = await createAgentCore({
     template: settings.template,
     token: '',

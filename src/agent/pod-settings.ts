@@ -14,8 +14,10 @@ export interface PodSettings {
   publicPort: number;
   /** The app's $PORT, behind the agent. */
   appPort: number;
-  /** The app's HTTP(S)_PROXY: the control plane's egress gate. */
-  proxyUrl: string;
+  /** The control plane's egress gate, `address:port`: the agent relays the app's proxy there. */
+  egressGate: { host: string; port: number };
+  /** The app's HTTP(S)_PROXY port on 127.0.0.1 (the agent's relay). */
+  proxyPort: number;
   python?: string;
 }
 
@@ -27,11 +29,12 @@ export const POD_ENV = {
   agentPort: 'SLIPWAY_AGENT_PORT',
   publicPort: 'SLIPWAY_PUBLIC_PORT',
   appPort: 'SLIPWAY_APP_PORT',
-  proxyUrl: 'SLIPWAY_EGRESS_PROXY',
+  egressGate: 'SLIPWAY_EGRESS_GATE',
+  proxyPort: 'SLIPWAY_PROXY_PORT',
   python: 'SLIPWAY_PYTHON',
 } as const;
 
-export const POD_PORTS = { agent: 9090, public: 8080, app: 8081 } as const;
+export const POD_PORTS = { agent: 9090, public: 8080, app: 8081, proxy: 3128 } as const;
 
 /**
  * Reads the settings and removes them from this process's env, so an app loaded in this process
@@ -54,11 +57,22 @@ export function readPodSettings(env: NodeJS.ProcessEnv): PodSettings {
     agentPort: port(env, POD_ENV.agentPort, POD_PORTS.agent),
     publicPort: port(env, POD_ENV.publicPort, POD_PORTS.public),
     appPort: port(env, POD_ENV.appPort, POD_PORTS.app),
-    proxyUrl: env[POD_ENV.proxyUrl] ?? 'http://127.0.0.1:9',
+    egressGate: hostPort(env[POD_ENV.egressGate] ?? ''),
+    proxyPort: port(env, POD_ENV.proxyPort, POD_PORTS.proxy),
     ...(env[POD_ENV.python] ? { python: env[POD_ENV.python] } : {}),
   };
   for (const name of Object.values(POD_ENV)) delete env[name];
   return settings;
+}
+
+/** `10.96.0.12:3128`: an address, not a name (the pod may not resolve names). */
+function hostPort(text: string): { host: string; port: number } {
+  const match = /^\[?([^\]]+?)\]?:(\d{1,5})$/.exec(text);
+  const port = Number(match?.[2]);
+  if (!match?.[1] || isIP(match[1]) === 0 || port < 1 || port > 65_535) {
+    throw new Error(`${POD_ENV.egressGate} must be address:port, not ${JSON.stringify(text)}`);
+  }
+  return { host: match[1], port };
 }
 
 function port(env: NodeJS.ProcessEnv, name: string, fallback: number): number {

@@ -9,6 +9,7 @@ import { ByteCap } from '../sources/byte-cap.js';
 import { parentOf } from '../sources/paths.js';
 import { SourceTree } from '../sources/tree.js';
 import { APP_DIR, SOCKET_DIR, SOURCES_SOCK } from './protocol.js';
+import { placement } from './placement.js';
 import { getUrl } from './url-pull.js';
 
 /** design.md §6: the same caps the control plane applied on upload, kept here as a safety net. */
@@ -46,7 +47,7 @@ export async function pullAndUnpack(
 ): Promise<void> {
   const kind = artifact ? 'artifacts' : 'sources';
   const response = url
-    ? await getUrl(url)
+    ? await getUrl(url, placement.sourceProxy)
     : await get(`/internal/${kind}/${encodeURIComponent(key)}.tar.gz`, token);
   if (response.statusCode !== 200) {
     response.body.resume();

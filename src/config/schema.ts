@@ -255,8 +255,34 @@ export const configSchema = z.strictObject({
           command: z.array(z.string().min(1)).min(1).default(['node', '/opt/slipway/agent.mjs']),
           /** How long a claim may take to bind to a Ready sandbox before the attempt fails. */
           claimTimeout: duration.default('30s'),
-          /** The apps' HTTP(S)_PROXY: the control plane's egress gate Service. */
-          egressProxy: z.url({ protocol: /^http$/ }).default('http://slipway-egress:3128'),
+          /**
+           * The control plane's egress port for sandbox pods (the NetworkPolicy lets them reach
+           * nothing else), and how pods dial it: `address` (`ip` or `ip:port`), else the ClusterIP
+           * of `service`.
+           */
+          egress: z
+            .strictObject({
+              listen: z
+                .string()
+                .regex(/^.+:\d{1,5}$/, 'must be host:port')
+                .default('0.0.0.0:3128'),
+              address: z.string().min(1).optional(),
+              service: z.string().min(1).default('slipway-egress'),
+            })
+            .prefault({}),
+          /**
+           * The sandbox pods' NetworkPolicy: ingress from the control plane (labels) and the
+           * gateway's namespace, egress only to the control plane's egress port.
+           */
+          networkPolicy: z
+            .strictObject({
+              enabled: z.boolean().default(true),
+              controlPlaneLabels: z
+                .record(z.string(), z.string())
+                .default({ 'app.kubernetes.io/name': 'slipway' }),
+              gatewayNamespace: z.string().min(1).optional(),
+            })
+            .prefault({}),
           /** The language runtimes in the agent image, as the platform info reports them. */
           versions: z
             .partialRecord(z.enum(['node', 'python']), z.string())

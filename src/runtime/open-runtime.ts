@@ -35,10 +35,26 @@ export function openRuntime(config: Config, deps: RuntimeDeps): Runtime {
       pod: {
         image: runtime.kubernetes.image,
         command: runtime.kubernetes.command,
-        egressProxyUrl: runtime.kubernetes.egressProxy,
         memoryLimitMB: runtime.memoryLimitMB,
         cpu: runtime.cpu,
       },
+      egress: {
+        listen: splitHostPort(runtime.kubernetes.egress.listen),
+        address: runtime.kubernetes.egress.address,
+        service: runtime.kubernetes.egress.service,
+        allowPrivate: runtime.egress.allowPrivate,
+        maxConnectionsPerSandbox: runtime.egress.maxConnectionsPerSandbox,
+        maxConnections: runtime.egress.maxConnections,
+        headTimeoutMs: durationMs(runtime.egress.headTimeout),
+      },
+      ...(runtime.kubernetes.networkPolicy.enabled
+        ? {
+            networkPolicy: {
+              controlPlaneLabels: runtime.kubernetes.networkPolicy.controlPlaneLabels,
+              gatewayNamespace: runtime.kubernetes.networkPolicy.gatewayNamespace,
+            },
+          }
+        : {}),
       sourceUrl: presign,
       versions: runtime.kubernetes.versions,
       log: (msg, extra) => deps.log('info', msg, extra),
@@ -79,4 +95,10 @@ export function openRoutes(config: Config): AppRoutes | undefined {
       port: routes.controlPlaneService.port,
     },
   });
+}
+
+/** `0.0.0.0:3128`, `[::]:3128` → host and port. */
+function splitHostPort(text: string): { host: string; port: number } {
+  const at = text.lastIndexOf(':');
+  return { host: text.slice(0, at).replace(/^\[|\]$/g, ''), port: Number(text.slice(at + 1)) };
 }

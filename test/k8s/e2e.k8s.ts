@@ -2,6 +2,8 @@
 // sources in moto's S3 (agents pull pre-signed URLs), real claims bound by the agent-sandbox
 // controller, the pod agent run by the test node. Everything through the public API and app URLs.
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,7 +11,14 @@ import { deploy, fetchApp, waitForPhase } from '../support/deploy.js';
 import { MOTO_SETUP_TIMEOUT_MS, startMoto, type Moto } from '../support/moto.js';
 import { call, startTestServer, type RawConfig, type TestServer } from '../support/server.js';
 import { tarGzDir } from '../support/tarball.js';
-import { startCluster, startTestNode, waitFor, type Cluster, type TestNode } from './cluster.js';
+import {
+  freePort,
+  startCluster,
+  startTestNode,
+  waitFor,
+  type Cluster,
+  type TestNode,
+} from './cluster.js';
 import { bundlePodAgent, podAgentCommand } from './pod-agent.js';
 
 const NS = 'slipway';
@@ -38,6 +47,7 @@ describe('Slipway on Kubernetes (real API server, agent-sandbox, S3 sources)', (
   let server: TestServer;
   let dataDir: string;
   let config: RawConfig;
+  let gatePort: number;
   /** Pods the node must not run (a template whose pods never turn Ready). */
   const broken = new Set<string>();
 
@@ -63,6 +73,7 @@ describe('Slipway on Kubernetes (real API server, agent-sandbox, S3 sources)', (
     });
     await cluster.api.must('POST', '/api/v1/namespaces', { metadata: { name: NS } });
     dataDir = mkdtempSync(join(tmpdir(), 'slipway-k8s-e2e-'));
+    gatePort = await freePort();
     config = {
       auth: {
         apiKeys: [
@@ -77,9 +88,15 @@ describe('Slipway on Kubernetes (real API server, agent-sandbox, S3 sources)', (
       },
       runtime: {
         backend: 'kubernetes',
+        egress: { allowPrivate: ['127.0.0.1'] },
         poolSize: 1,
         startTimeout: '15s',
-        kubernetes: { claimTimeout: '2s', versions: { node: process.versions.node } },
+        kubernetes: {
+          claimTimeout: '2s',
+          versions: { node: process.versions.node },
+          // One port across restarts: warm pods keep the gate address they were made with.
+          egress: { listen: `127.0.0.1:${gatePort}`, address: '127.0.0.1' },
+        },
       },
     };
     server = await startTestServer(config, dataDir);
@@ -209,6 +226,74 @@ describe('Slipway on Kubernetes (real API server, agent-sandbox, S3 sources)', (
         r.spec.hostnames.includes(`*.${host.split('.').slice(1).join('.')}`),
       ),
     ).toBe(true);
+  });
+
+  it('lets an app out only through the egress gate, to the hosts it lists, behind a default-deny NetworkPolicy', async () => {
+    type Policy = {
+      spec: {
+        policyTypes: string[];
+        egress: {
+          to: { podSelector: { matchLabels: Record<string, string> } }[];
+          ports: { port: number }[];
+        }[];
+      };
+    };
+    const policy = await cluster.api.must<Policy>(
+      'GET',
+      `/apis/networking.k8s.io/v1/namespaces/${NS}/networkpolicies/slipway-sandboxes`,
+    );
+    expect(policy.spec.policyTypes).toEqual(['Ingress', 'Egress']);
+    expect(policy.spec.egress).toHaveLength(1);
+    expect(policy.spec.egress[0]?.ports).toEqual([expect.objectContaining({ port: gatePort })]);
+    expect(policy.spec.egress[0]?.to[0]?.podSelector.matchLabels).toEqual({
+      'app.kubernetes.io/name': 'slipway',
+    });
+
+    const target = createServer((_req, res) => res.end('the target says hi'));
+    await new Promise<void>((r) => target.listen(0, '127.0.0.1', r));
+    const allowed = `127.0.0.1:${(target.address() as AddressInfo).port}`;
+    const dir = mkdtempSync(join(tmpdir(), 'k8s-egress-'));
+    writeFileSync(join(dir, 'package.json'), '{"name":"egress","main":"server.js"}');
+    writeFileSync(
+      join(dir, 'server.js'),
+      `const http = require('node:http');
+const proxy = new URL(process.env.HTTP_PROXY);
+const via = (url) => new Promise((done) => {
+  const q = http.request({ host: proxy.hostname, port: proxy.port, path: url, headers: { host: new URL(url).host } }, (res) => {
+    let body = ''; res.on('data', (d) => (body += d)); res.on('end', () => done({ status: res.statusCode, body }));
+  });
+  q.on('error', (e) => done({ status: 0, body: String(e) }));
+  q.end();
+});
+http.createServer(async (req, res) => {
+  const [ok, no] = await Promise.all([via('http://${allowed}/'), via('http://127.0.0.1:9/')]);
+  res.end(JSON.stringify({ ok, no }));
+}).listen(process.env.PORT);
+`,
+    );
+    const res = await deploy(
+      server.baseURL,
+      ALICE,
+      { name: 'k8s-egress', egress: { allowed_hosts: [allowed] } },
+      await tarGzDir(dir),
+    );
+    expect([200, 202]).toContain(res.status);
+    const app = (await waitForPhase(
+      server.baseURL,
+      ALICE,
+      'k8s-egress',
+      ['Ready', 'Failed'],
+      60_000,
+    )) as App;
+    expect(app.phase, JSON.stringify(app)).toBe('Ready');
+    const out = JSON.parse((await fetchApp(String(app.url))).body) as {
+      ok: { status: number; body: string };
+      no: { status: number; body: string };
+    };
+    target.close();
+    expect(out.ok).toEqual({ status: 200, body: 'the target says hi' });
+    expect(out.no.status).toBe(403);
+    expect(out.no.body).toContain('refused');
   });
 
   it('keeps apps to their owner', async () => {

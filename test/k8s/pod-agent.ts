@@ -1,8 +1,9 @@
 // How the test node runs a Slipway sandbox pod: the agent bundle the image would run
 // (src/agent/pod-main.ts), in a bwrap container of its own (its own /app, /tmp and pid namespace,
 // as a container runtime would give it) on the host's network, where the pod's address is its
-// own 198.18.X.N. Sharing the host network means apps of different pods would fight over one
-// $PORT, so each pod's app gets its own; the pod's agent and app ports are the real ones.
+// own 198.18.X.N. Sharing the host network means pods would fight over the ports they use on
+// 127.0.0.1 (the app's $PORT, the egress relay), so each pod gets its own; the ports on the pod's
+// address (agent, app) are the real ones.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { bundleAgent } from '../../src/runtime/local/agent-bundle.js';
@@ -52,6 +53,9 @@ export function podAgentCommand(
             process.execPath,
             '/opt/slipway/agent.mjs',
           ],
-          env: { SLIPWAY_APP_PORT: String(nextAppPort++) },
+          env: {
+            SLIPWAY_APP_PORT: String(nextAppPort++),
+            SLIPWAY_PROXY_PORT: String(nextAppPort++),
+          },
         };
 }

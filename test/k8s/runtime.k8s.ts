@@ -77,9 +77,14 @@ describe('kubernetes runtime (real API server, agent-sandbox controller, test no
       pod: {
         image: 'slipway/agent:test',
         command: ['node', '/opt/slipway/agent.mjs'],
-        egressProxyUrl: 'http://127.0.0.1:9',
         memoryLimitMB: 256,
         cpu: 1,
+      },
+      egress: {
+        listen: { host: '127.0.0.1', port: 0 },
+        address: '127.0.0.1',
+        service: 'unused',
+        allowPrivate: [],
       },
       sourceUrl: (key) => Promise.resolve(`http://127.0.0.1:${port}/${encodeURIComponent(key)}`),
       versions: { node: process.versions.node },

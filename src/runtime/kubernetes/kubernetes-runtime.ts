@@ -11,7 +11,12 @@ import {
   type RuntimeStatus,
   type Sandbox,
 } from '../runtime.js';
+import { createEgressGate } from '../egress/egress-gate.js';
+import { egressLimits, SharedCount, type EgressLimits } from '../egress/egress-limits.js';
+import { EgressRules } from '../egress/egress-rules.js';
+import { ensureSandboxNetworkPolicy } from '../../kube/sandbox-network-policy.js';
 import { callAgent } from './agent-client.js';
+import { listenEgressPort } from './egress-port.js';
 import { ObjectWatch, isTrue, type WatchedObject } from './claim-watch.js';
 import { KubeApply, apiErrorText } from './kube-apply.js';
 import { PodSandbox } from './pod-sandbox.js';
@@ -39,7 +44,26 @@ export interface KubernetesRuntimeOptions {
   sourceUrl(key: string): Promise<string>;
   /** The language runtimes in the agent image, as `x.y.z`. */
   versions: Record<string, string>;
+  egress: EgressOptions;
+  /** Fence the sandbox pods with a NetworkPolicy (egress: only the gate); undefined: don't. */
+  networkPolicy?: { controlPlaneLabels: Record<string, string>; gatewayNamespace?: string };
   log(msg: string, extra?: object): void;
+}
+
+export interface EgressOptions {
+  /** Where the control plane's egress port listens. */
+  listen: { host: string; port: number };
+  /**
+   * The gate as pods dial it, `address` or `address:port` (the bound port when none); unset: the
+   * ClusterIP and first port of `service`.
+   */
+  address?: string;
+  service: string;
+  /** `runtime.egress.allowPrivate`. */
+  allowPrivate: string[];
+  maxConnectionsPerSandbox?: number;
+  maxConnections?: number;
+  headTimeoutMs?: number;
 }
 
 /** Past the agent's own start deadline, how long the control plane waits for its answer. */
@@ -83,6 +107,14 @@ export function createKubernetesRuntime(opts: KubernetesRuntimeOptions): Runtime
     dropped('warm pool'),
   );
   const claimed = new Map<string, PodSandbox>();
+  /** Claimed pods by address: the egress port knows a pod by where it connects from. */
+  const byAddress = new Map<string, PodSandbox>();
+  const egressLimitsAll: EgressLimits = egressLimits({
+    perSandbox: opts.egress.maxConnectionsPerSandbox,
+    total: opts.egress.maxConnections ? new SharedCount(opts.egress.maxConnections) : undefined,
+    headTimeoutMs: opts.egress.headTimeoutMs,
+  });
+  let egressPort: { port: number; close(): Promise<void> } | undefined;
   let enrollKeys: Record<string, string> = {};
   let state: 'new' | 'started' | 'stopped' = 'new';
   let starting: Promise<void> | undefined;
@@ -94,8 +126,37 @@ export function createKubernetesRuntime(opts: KubernetesRuntimeOptions): Runtime
       () => randomBytes(32).toString('base64url'),
       MANAGED,
     );
+    egressPort = await listenEgressPort(
+      opts.egress.listen.host,
+      opts.egress.listen.port,
+      (address) => byAddress.get(address)?.egress.gate,
+      opts.log,
+    );
+    const gate = await gateAddress(kube, opts.egress, egressPort.port);
+    if (opts.networkPolicy) {
+      await ensureSandboxNetworkPolicy(opts.kubeConfig, opts.namespace, {
+        sandboxSelector: { [LABELS.sandbox]: 'true' },
+        controlPlaneSelector: opts.networkPolicy.controlPlaneLabels,
+        egressGatePort: opts.egress.listen.port || egressPort.port,
+        agentPort: POD_PORTS.agent,
+        appPort: POD_PORTS.public,
+        ...(opts.networkPolicy.gatewayNamespace
+          ? {
+              ingressFrom: [
+                {
+                  namespaceSelector: {
+                    matchLabels: {
+                      'kubernetes.io/metadata.name': opts.networkPolicy.gatewayNamespace,
+                    },
+                  },
+                },
+              ],
+            }
+          : {}),
+      });
+    }
     for (const template of opts.templates) {
-      await kube.applyExt('sandboxtemplates', sandboxTemplate(template, opts.pod));
+      await kube.applyExt('sandboxtemplates', sandboxTemplate(template, opts.pod, gate));
       await kube.applyExt(POOLS, warmPool(template, opts.poolSize));
     }
     await Promise.all([claims.start(), pools.start()]);
@@ -150,7 +211,15 @@ export function createKubernetesRuntime(opts: KubernetesRuntimeOptions): Runtime
       if (enroll.status !== 200) {
         throw new RuntimeError(`sandbox ${name} refused to enroll (${enroll.status})`, true);
       }
-      const sandbox = new PodSandbox(name, template, podIP, token);
+      const rules = new EgressRules(
+        { allowedHosts: [], allowPrivate: opts.egress.allowPrivate },
+        opts.log,
+      );
+      const egress = {
+        rules,
+        gate: createEgressGate({ rules, limits: egressLimitsAll, log: opts.log }),
+      };
+      const sandbox = new PodSandbox(name, template, podIP, token, egress);
       await sandbox.follow();
       return sandbox;
     } catch (err) {
@@ -166,6 +235,7 @@ export function createKubernetesRuntime(opts: KubernetesRuntimeOptions): Runtime
   const reap = async (sandbox: Sandbox): Promise<void> => {
     const pod = claimed.get(sandbox.id);
     claimed.delete(sandbox.id);
+    if (pod && byAddress.get(pod.podIP) === pod) byAddress.delete(pod.podIP);
     pod?.close();
     await kube.deleteExt(CLAIMS, sandbox.id);
   };
@@ -185,6 +255,7 @@ export function createKubernetesRuntime(opts: KubernetesRuntimeOptions): Runtime
       await starting?.catch(() => undefined);
       await Promise.all([...claimed.values()].map((s) => reap(s)));
       await Promise.all([claims.stop(), pools.stop()]);
+      await egressPort?.close();
     },
 
     async claim(template, appId) {
@@ -200,6 +271,7 @@ export function createKubernetesRuntime(opts: KubernetesRuntimeOptions): Runtime
         throw new RuntimeError('the kubernetes runtime stopped', true);
       }
       claimed.set(sandbox.id, sandbox);
+      byAddress.set(sandbox.podIP, sandbox);
       return sandbox;
     },
 
@@ -275,6 +347,25 @@ export function createKubernetesRuntime(opts: KubernetesRuntimeOptions): Runtime
     const sourceUrl = await opts.sourceUrl(spec.sourceKey).catch((err: unknown) => {
       throw new RuntimeError(`cannot hand out the source: ${(err as Error).message}`, true);
     });
+    // The pull goes through the gate like everything else out of the pod: the object store is
+    // let through for the inject only, then the app's own list applies.
+    const store = new URL(sourceUrl);
+    const storePort = store.port || (store.protocol === 'https:' ? '443' : '80');
+    pod.egress.rules.set({
+      allowedHosts: [...spec.allowedHosts, `${store.hostname}:${storePort}`],
+      allowPrivate: [...opts.egress.allowPrivate, store.hostname.replace(/^\[|\]$/g, '')],
+    });
+    try {
+      await startApp(pod, spec, sourceUrl);
+    } finally {
+      pod.egress.rules.set({
+        allowedHosts: spec.allowedHosts,
+        allowPrivate: opts.egress.allowPrivate,
+      });
+    }
+  }
+
+  async function startApp(pod: PodSandbox, spec: InjectSpec, sourceUrl: string): Promise<void> {
     const request: InjectRequest = {
       sourceKey: spec.sourceKey,
       sourceUrl,
@@ -319,4 +410,21 @@ export function createKubernetesRuntime(opts: KubernetesRuntimeOptions): Runtime
     // 400: the source or entrypoint cannot work, a retry would not help.
     throw new RuntimeError(error, answer.status !== 400);
   }
+}
+
+/** The gate's address as pods dial it: configured, or the egress Service's ClusterIP. */
+async function gateAddress(kube: KubeApply, egress: EgressOptions, bound: number): Promise<string> {
+  if (egress.address)
+    return /:\d+$/.test(egress.address) ? egress.address : `${egress.address}:${bound}`;
+  const service = await kube.core
+    .readNamespacedService({ name: egress.service, namespace: kube.namespace })
+    .catch((err: unknown) => {
+      throw new Error(`the egress Service ${egress.service}: ${apiErrorText(err)}`);
+    });
+  const ip = service.spec?.clusterIP;
+  const port = service.spec?.ports?.[0]?.port;
+  if (!ip || ip === 'None' || !port) {
+    throw new Error(`the egress Service ${egress.service} has no ClusterIP and port`);
+  }
+  return `${ip}:${port}`;
 }

@@ -2,6 +2,7 @@ import net from 'node:net';
 import { EXIT_LINES, type ExitReport } from '../../agent/protocol.js';
 import { POD_PORTS } from '../../agent/pod-settings.js';
 import type { PodEvent } from '../../agent/pod-events.js';
+import type { EgressRules } from '../egress/egress-rules.js';
 import type { AppExit, LogLine, Sandbox } from '../runtime.js';
 import { openEvents, type AgentAddress } from './agent-client.js';
 
@@ -23,6 +24,8 @@ export class PodSandbox implements Sandbox {
     readonly template: string,
     readonly podIP: string,
     readonly token: string,
+    /** What this pod's app may reach through the egress gate, and the gate itself. */
+    readonly egress: { rules: EgressRules; gate: net.Server },
   ) {
     this.control = { host: podIP, port: POD_PORTS.agent };
     this.address = { host: podIP, port: POD_PORTS.public };
@@ -85,10 +88,11 @@ export class PodSandbox implements Sandbox {
     return [...this.recent];
   }
 
-  /** Stops listening; the reap deletes the claim. */
+  /** Stops listening and cuts its egress tunnels; the reap deletes the claim. */
   close(): void {
     this.phase = 'gone';
     this.stream?.close();
+    this.egress.rules.set({ allowedHosts: [], allowPrivate: [] });
   }
 
   private onEvent(event: PodEvent): void {

@@ -17,7 +17,6 @@ export interface PodSpecOptions {
   image: string;
   /** The container's command: the agent bundle (node /opt/slipway/agent.mjs in the image). */
   command: string[];
-  egressProxyUrl: string;
   memoryLimitMB: number;
   cpu: number;
 }
@@ -32,7 +31,12 @@ export function poolName(template: string): string {
  * locked down (non-root, no privilege escalation, read-only root, no service account token), with
  * the enroll key by reference to a Secret, never in clear in the spec.
  */
-export function sandboxTemplate(template: string, opts: PodSpecOptions): Obj {
+export function sandboxTemplate(
+  template: string,
+  opts: PodSpecOptions,
+  /** The egress gate as pods dial it, `address:port`. */
+  egressGate: string,
+): Obj {
   const labels = { ...MANAGED, [LABELS.sandbox]: 'true', [LABELS.template]: template };
   return {
     apiVersion: `${EXT.group}/${EXT.version}`,
@@ -64,7 +68,7 @@ export function sandboxTemplate(template: string, opts: PodSpecOptions): Obj {
                   valueFrom: { secretKeyRef: { name: ENROLL_SECRET, key: template } },
                 },
                 { name: POD_ENV.podIP, valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
-                { name: POD_ENV.proxyUrl, value: opts.egressProxyUrl },
+                { name: POD_ENV.egressGate, value: egressGate },
               ],
               ports: [
                 { name: 'agent', containerPort: POD_PORTS.agent },

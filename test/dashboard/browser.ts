@@ -2,7 +2,13 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import {
+  chromium,
+  type Browser,
+  type BrowserContext,
+  type Locator,
+  type Page,
+} from 'playwright-core';
 import { expect } from 'vitest';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -73,15 +79,13 @@ interface AxeLike {
   ): Promise<{ violations: { id: string; impact?: string; nodes: { target: string[] }[] }[] }>;
 }
 
-/** `docs/screenshots/<name>-light.png` and `-dark.png` of what the page shows now. */
-export async function screenshot(page: Page, name: string): Promise<void> {
+/** `docs/screenshots/<name>-light.png` and `-dark.png` of the page now, `mask` blacked out. */
+export async function screenshot(page: Page, name: string, mask: Locator[] = []): Promise<void> {
   mkdirSync(SCREENSHOTS, { recursive: true });
   for (const colorScheme of ['light', 'dark'] as const) {
     await page.emulateMedia({ colorScheme });
-    await page.screenshot({
-      path: join(SCREENSHOTS, `${name}-${colorScheme}.png`),
-      fullPage: true,
-    });
+    const path = join(SCREENSHOTS, `${name}-${colorScheme}.png`);
+    await page.screenshot({ path, fullPage: true, mask });
   }
   await page.emulateMedia({ colorScheme: 'light' });
 }

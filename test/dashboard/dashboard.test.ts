@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeApp } from '../support/apps.js';
 import { deploy, fetchApp, waitForPhase } from '../support/deploy.js';
 import { call, startTestServer, type TestServer } from '../support/server.js';
+import { tarGz } from '../support/tarball.js';
 import {
   appRow,
   expectAccessible,
@@ -159,6 +160,36 @@ describe('the dashboard in Chromium', { timeout: 180_000 }, () => {
     await appRow(page, 'crasher').waitFor({ state: 'detached' });
     // The failed deploy answers 500 deploy_failed: that console line is the page reporting it.
     alice.problems.splice(0);
+  });
+
+  it('deploys a chosen .tar.gz with an upload progress bar', async () => {
+    const { page } = alice;
+    const dir = mkdtempSync(join(tmpdir(), 'archive-'));
+    const archive = join(dir, 'packed-site.tar.gz');
+    writeFileSync(archive, await tarGz({ 'index.html': '<p>from an archive</p>' }));
+    try {
+      await page.getByRole('navigation').getByRole('link', { name: 'Deploy' }).click();
+      await page.getByTestId('archive-input').setInputFiles(archive);
+      expect(await page.getByLabel('App name').inputValue()).toBe('packed-site');
+      // Recorded from the DOM itself: the bar may come and go faster than a poll could see it.
+      await page.evaluate(() => {
+        const seen = window as unknown as { sawProgress?: boolean };
+        new MutationObserver(() => {
+          if (document.querySelector('progress')) seen.sawProgress = true;
+        }).observe(document.body, { childList: true, subtree: true });
+      });
+      await page.getByRole('button', { name: 'Deploy', exact: true }).click();
+      await page.locator('.watch .badge', { hasText: 'Ready' }).waitFor(LIVE);
+      const seen = await page.evaluate(() => (window as { sawProgress?: boolean }).sawProgress);
+      expect(seen).toBe(true);
+      const href = await page.locator('.watch a[target=_blank]').getAttribute('href');
+      expect((await fetchApp(String(href))).body).toContain('from an archive');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    await page.goto(`${base}/#/`);
+    await call(base, '/v1/apps/packed-site', { method: 'DELETE', token: ALICE });
+    await appRow(page, 'packed-site').waitFor({ state: 'detached' });
   });
 
   it('a second browser context signed in as another user does not see it', async () => {
@@ -343,7 +374,8 @@ describe('the dashboard in Chromium', { timeout: 180_000 }, () => {
       .poll(async () => userOf(base, 'apikey-carol'))
       .toMatchObject({ department: 'platform' });
     await expectAccessible(page, 'users');
-    await screenshot(page, 'users');
+    // The key of a throwaway server, yet a key: the picture shows where it appears, not what it is.
+    await screenshot(page, 'users', [page.getByTestId('new-key')]);
     await page.getByRole('button', { name: 'I have stored it' }).click();
     expect(await page.getByTestId('new-key').count()).toBe(0);
 

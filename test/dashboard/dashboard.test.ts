@@ -98,6 +98,24 @@ describe('the dashboard in Chromium', { timeout: 180_000 }, () => {
     expect(bob.problems.filter((p) => !p.includes('401'))).toEqual([]);
   });
 
+  it('remembers the key on this device only when asked, and forgets it on sign-out', async () => {
+    const device = await open();
+    await device.page.goto(`${base}/`);
+    await device.page.getByLabel('API key').fill(BOB);
+    await device.page.getByLabel('Remember on this device').check();
+    await device.page.getByRole('button', { name: 'Sign in' }).click();
+    await device.page.getByRole('heading', { level: 1, name: 'Apps' }).waitFor();
+    const second = await device.context.newPage();
+    await second.goto(`${base}/`);
+    await second.getByRole('heading', { level: 1, name: 'Apps' }).waitFor();
+    await second.getByRole('button', { name: 'Sign out' }).click();
+    await second.getByLabel('API key').waitFor();
+    expect(await second.evaluate(() => localStorage.getItem('slipway.token'))).toBeNull();
+    const third = await device.context.newPage();
+    await third.goto(`${base}/`);
+    await third.getByLabel('API key').waitFor();
+  });
+
   it('deploys examples/static from a chosen folder, packed in the browser, and sees it Ready', async () => {
     const { page } = alice;
     await signInWithKey(page, base, ALICE);

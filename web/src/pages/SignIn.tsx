@@ -75,7 +75,14 @@ export function SignIn({ auth, error, onSignedIn }: Props) {
           <code>auth.oidc.dashboardClientId</code>); use the API or the CLI with a token.
         </p>
       )}
-      {auth.mode !== 'apikey' && auth.mode !== 'oidc' && (
+      {auth.mode !== 'apikey' && auth.mode !== 'oidc' && auth.loginUrl && (
+        <p>
+          <a class="button primary" href={auth.loginUrl}>
+            Sign in
+          </a>
+        </p>
+      )}
+      {auth.mode !== 'apikey' && auth.mode !== 'oidc' && !auth.loginUrl && (
         <p>
           This server trusts its proxy to sign you in (mode <code>{auth.mode}</code>); reload the
           page through it.

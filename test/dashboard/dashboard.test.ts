@@ -26,6 +26,7 @@ import {
 const ALICE = 'alice-dashboard-key-0123456789';
 const BOB = 'bob-dashboard-key-0123456789ab';
 const OPS = 'ops-dashboard-key-0123456789ab';
+const READER = 'reader-dashboard-key-012345678';
 const STATIC_EXAMPLE = join(import.meta.dirname, '..', '..', 'examples', 'static');
 // Sandboxes start on a shared two-core machine: generous bounds, never a speed assertion.
 const LIVE = { timeout: 60_000 };
@@ -50,6 +51,7 @@ describe('the dashboard in Chromium', { timeout: 180_000 }, () => {
           { key: ALICE, name: 'alice' },
           { key: BOB, name: 'bob' },
           { key: OPS, name: 'ops', role: 'admin' },
+          { key: READER, name: 'reader', scopes: ['read'] },
         ],
       },
       runtime: { poolSize: 1 },
@@ -367,6 +369,31 @@ describe('the dashboard in Chromium', { timeout: 180_000 }, () => {
     await expectAccessible(page, 'audit');
     await screenshot(page, 'audit');
     expect(ops.problems).toEqual([]);
+  });
+
+  it('admin: the audit trail pages through more events than one page holds', async () => {
+    const ops = tabs[tabs.length - 1] as Tab;
+    const { page } = ops;
+    // Refused deploys are audited too (outcome denied) and cost no sandbox: 55 of them.
+    const source = await tarGz({ 'index.html': 'refused' });
+    for (let i = 0; i < 55; i += 1) {
+      const res = await deploy(base, READER, { name: `refused-${i}` }, source);
+      expect(res.status).toBe(403);
+    }
+    await page.getByLabel('Actor').fill('apikey-reader');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    const rows = page.locator('table.audit tbody tr');
+    await page.getByText('Page 1 of 2 (55 events)').waitFor();
+    expect(await rows.count()).toBe(50);
+    expect(await rows.first().textContent()).toContain('refused-54');
+    await page.getByRole('button', { name: 'Older' }).click();
+    await page.getByText('Page 2 of 2 (55 events)').waitFor();
+    expect(await rows.count()).toBe(5);
+    expect(await rows.last().textContent()).toContain('refused-0');
+    expect(await rows.last().textContent()).toContain('denied');
+    expect(await page.getByRole('button', { name: 'Older' }).isDisabled()).toBe(true);
+    await page.getByRole('button', { name: 'Newer' }).click();
+    await page.getByText('Page 1 of 2 (55 events)').waitFor();
   });
 
   it('admin: departments, and a user created with its key shown once, then suspended', async () => {

@@ -11,7 +11,7 @@ import type { RouteKind } from './required-access.js';
 
 /** How an app's host reaches a Service: a Gateway API HTTPRoute or an Ingress. */
 export interface RouteOptions {
-  kind: RouteKind;
+  kind: Exclude<RouteKind, 'none'>;
   /** The Gateway an HTTPRoute attaches to (its parentRef); required for `httproute`. */
   gateway?: { name: string; namespace?: string; sectionName?: string };
   ingressClassName?: string;

@@ -1,5 +1,6 @@
 /** The Kubernetes API surface Slipway uses: data for the access check and the Helm chart's RBAC. */
-export type RouteKind = 'httproute' | 'ingress';
+/** `none`: no direct routes, every visitor through the control plane. */
+export type RouteKind = 'httproute' | 'ingress' | 'none';
 export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete';
 
 /** What decides which resources Slipway touches. */
@@ -25,40 +26,43 @@ export interface CrdNeed {
   resource: string;
 }
 
-const AGENTS = 'agents.x-k8s.io';
 const EXTENSIONS = 'extensions.agents.x-k8s.io';
 const GATEWAY = 'gateway.networking.k8s.io';
-const ALL: readonly Verb[] = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'];
-const WRITE: readonly Verb[] = ['get', 'list', 'create', 'update', 'patch', 'delete'];
+/** Server-side apply: a patch, which creates the object when it is missing. */
+const APPLIED: readonly Verb[] = ['list', 'create', 'patch', 'delete'];
 
 /**
- * Every resource and verb Slipway uses in its namespace. This list is the contract the Helm
- * chart's Role is checked against.
+ * Every resource and verb Slipway calls in its namespace, and no more: the runtime (templates,
+ * pools, claims, the enroll Secret, the egress Service's address), the data path (Services,
+ * EndpointSlices, routes, the sandbox NetworkPolicy) and the configmap store. The Helm chart's
+ * Role is checked against this list.
  */
 export function requiredAccess(needs: AccessNeeds): ResourceAccess[] {
   const list: ResourceAccess[] = [
-    { group: EXTENSIONS, resource: 'sandboxtemplates', verbs: ALL },
-    { group: EXTENSIONS, resource: 'sandboxwarmpools', verbs: ALL },
+    { group: EXTENSIONS, resource: 'sandboxtemplates', verbs: ['get', 'create', 'update'] },
     {
       group: EXTENSIONS,
-      resource: 'sandboxclaims',
-      verbs: ['get', 'list', 'watch', 'create', 'delete'],
+      resource: 'sandboxwarmpools',
+      verbs: ['get', 'list', 'watch', 'create', 'update'],
     },
-    { group: AGENTS, resource: 'sandboxes', verbs: ['get', 'list', 'watch'] },
-    { group: '', resource: 'pods', verbs: ['get', 'list', 'watch'] },
-    { group: '', resource: 'secrets', verbs: ['get', 'create', 'update', 'delete'] },
-    { group: '', resource: 'services', verbs: WRITE },
-    { group: 'discovery.k8s.io', resource: 'endpointslices', verbs: WRITE },
-    needs.routeKind === 'httproute'
-      ? { group: GATEWAY, resource: 'httproutes', verbs: WRITE }
-      : { group: 'networking.k8s.io', resource: 'ingresses', verbs: WRITE },
-    {
-      group: 'networking.k8s.io',
-      resource: 'networkpolicies',
-      verbs: ['get', 'create', 'update', 'patch'],
-    },
+    { group: EXTENSIONS, resource: 'sandboxclaims', verbs: ['list', 'watch', 'create', 'delete'] },
+    { group: '', resource: 'secrets', verbs: ['get', 'create', 'update'] },
+    { group: '', resource: 'services', verbs: ['get', ...APPLIED] },
+    { group: 'discovery.k8s.io', resource: 'endpointslices', verbs: APPLIED },
+    { group: 'networking.k8s.io', resource: 'networkpolicies', verbs: ['create', 'patch'] },
   ];
-  if (needs.configMapStore) list.push({ group: '', resource: 'configmaps', verbs: ALL });
+  if (needs.routeKind === 'httproute') {
+    list.push({ group: GATEWAY, resource: 'httproutes', verbs: APPLIED });
+  } else if (needs.routeKind === 'ingress') {
+    list.push({ group: 'networking.k8s.io', resource: 'ingresses', verbs: APPLIED });
+  }
+  if (needs.configMapStore) {
+    list.push({
+      group: '',
+      resource: 'configmaps',
+      verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'],
+    });
+  }
   return list;
 }
 
@@ -68,7 +72,6 @@ export function requiredCrds(needs: AccessNeeds): CrdNeed[] {
     { group: EXTENSIONS, version: 'v1beta1', resource: 'sandboxtemplates' },
     { group: EXTENSIONS, version: 'v1beta1', resource: 'sandboxwarmpools' },
     { group: EXTENSIONS, version: 'v1beta1', resource: 'sandboxclaims' },
-    { group: AGENTS, version: 'v1beta1', resource: 'sandboxes' },
   ];
   if (needs.routeKind === 'httproute') {
     list.push({ group: GATEWAY, version: 'v1', resource: 'httproutes' });

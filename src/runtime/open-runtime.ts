@@ -1,5 +1,6 @@
 import { ConfigError } from '../config/load.js';
 import { durationMs, type Config } from '../config/schema.js';
+import { KubeAccessCheck } from '../kube/access-check.js';
 import { AppRoutes } from '../kube/app-routes.js';
 import { loadKubeConfig } from '../kube/kube-config.js';
 import type { SourceStore } from '../sources/source-store.js';
@@ -25,8 +26,13 @@ export function openRuntime(config: Config, deps: RuntimeDeps): Runtime {
         'config: runtime.backend "kubernetes" needs sources.backend "s3": sandbox pods pull sources from pre-signed object-store URLs',
       );
     }
+    const kubeConfig = loadKubeConfig(config);
     return createKubernetesRuntime({
-      kubeConfig: loadKubeConfig(config),
+      kubeConfig,
+      access: new KubeAccessCheck(kubeConfig, config.kubernetes.namespace, {
+        routeKind: runtime.kubernetes.routes.kind,
+        configMapStore: config.store.backend === 'configmap',
+      }),
       namespace: config.kubernetes.namespace,
       templates: ['static', 'node', 'python'],
       poolSize: runtime.poolSize,

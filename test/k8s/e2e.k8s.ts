@@ -25,6 +25,7 @@ const NS = 'slipway';
 const EXT = '/apis/extensions.agents.x-k8s.io/v1beta1';
 const ALICE = 'alice-k8s-e2e-key-0123456789abcdef';
 const BOB = 'bob-k8s-e2e-key-0123456789abcdef';
+const ADMIN = 'ops-k8s-e2e-key-0123456789abcdef';
 const BUCKET = 'slipway-k8s-sources';
 
 type App = { app_id: string; name: string; phase: string; url?: string; reason?: string };
@@ -79,6 +80,7 @@ describe('Slipway on Kubernetes (real API server, agent-sandbox, S3 sources)', (
         apiKeys: [
           { key: ALICE, name: 'alice' },
           { key: BOB, name: 'bob' },
+          { key: ADMIN, name: 'ops', role: 'admin' },
         ],
       },
       kubernetes: { namespace: NS, kubeconfig: cluster.kubeconfig },
@@ -294,6 +296,21 @@ http.createServer(async (req, res) => {
     expect(out.ok).toEqual({ status: 200, body: 'the target says hi' });
     expect(out.no.status).toBe(403);
     expect(out.no.body).toContain('refused');
+  });
+
+  it('is ready once the cluster has what it needs: API, CRDs, RBAC (SelfSubjectAccessReview)', async () => {
+    const ready = await waitFor(
+      'readyz 200',
+      async () => {
+        // An admin sees each component's details.
+        const res = await call(server.baseURL, '/readyz', { token: ADMIN });
+        return res.status === 200 ? res.body : undefined;
+      },
+      30_000,
+    );
+    expect(ready).toMatchObject({
+      components: { runtime: { ok: true, backend: 'kubernetes', cluster: 'ok' } },
+    });
   });
 
   it('keeps apps to their owner', async () => {

@@ -118,7 +118,7 @@ describe('KubeAccessCheck', () => {
 
   it('names exactly the verbs a narrow service account lacks', async () => {
     // Everything Slipway needs except: create/delete sandboxclaims, update secrets, and no rule at
-    // all for networkpolicies; list ingresses is granted but not needed with httproute.
+    // all for networkpolicies.
     const rules = requiredAccess(needs)
       .filter((r) => r.resource !== 'networkpolicies')
       .map((r) => ({
@@ -139,9 +139,7 @@ describe('KubeAccessCheck', () => {
         'RBAC: cannot create sandboxclaims.extensions.agents.x-k8s.io in namespace slipway',
         'RBAC: cannot delete sandboxclaims.extensions.agents.x-k8s.io in namespace slipway',
         'RBAC: cannot update secrets in namespace slipway',
-        'RBAC: cannot get networkpolicies.networking.k8s.io in namespace slipway',
         'RBAC: cannot create networkpolicies.networking.k8s.io in namespace slipway',
-        'RBAC: cannot update networkpolicies.networking.k8s.io in namespace slipway',
         'RBAC: cannot patch networkpolicies.networking.k8s.io in namespace slipway',
       ].sort(),
     );
@@ -149,14 +147,14 @@ describe('KubeAccessCheck', () => {
       'RBAC: cannot create, delete sandboxclaims.extensions.agents.x-k8s.io in namespace slipway',
     );
     expect(status.detail).toContain('RBAC: cannot update secrets in namespace slipway');
-    // The same account with the ingress route kind also lacks every ingresses verb but list.
+    // The same account with the ingress route kind also lacks every ingresses verb it uses.
     const ingress = new KubeAccessCheck(
       kubeconfigFor('narrow-ingress', cluster.server, token),
       NS,
       { routeKind: 'ingress', configMapStore: true },
     );
     const missing = (await ingress.checkNow()).missing ?? [];
-    for (const verb of ['get', 'list', 'create', 'update', 'patch', 'delete']) {
+    for (const verb of ['list', 'create', 'patch', 'delete']) {
       expect(missing).toContain(
         `RBAC: cannot ${verb} ingresses.networking.k8s.io in namespace slipway`,
       );

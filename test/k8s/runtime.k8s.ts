@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { create as createTar } from 'tar';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KubeAccessCheck } from '../../src/kube/access-check.js';
 import { createKubernetesRuntime } from '../../src/runtime/kubernetes/kubernetes-runtime.js';
 import {
   AppExitError,
@@ -69,6 +70,7 @@ describe('kubernetes runtime (real API server, agent-sandbox controller, test no
     kc.loadFromFile(cluster.kubeconfig);
     runtime = createKubernetesRuntime({
       kubeConfig: kc,
+      access: new KubeAccessCheck(kc, NS, { routeKind: 'none', configMapStore: false }),
       namespace: NS,
       templates: ['static', 'node', 'python'],
       poolSize: 1,

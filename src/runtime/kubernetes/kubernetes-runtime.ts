@@ -45,6 +45,10 @@ export interface KubernetesRuntimeOptions {
   /** The language runtimes in the agent image, as `x.y.z`. */
   versions: Record<string, string>;
   egress: EgressOptions;
+  /**
+   * Whether the cluster has what Slipway needs (API, CRDs, RBAC): part of the runtime's readiness.
+   */
+  access: { start(): void; stop(): void; status(): { ok: boolean; detail?: string } };
   /** Fence the sandbox pods with a NetworkPolicy (egress: only the gate); undefined: don't. */
   networkPolicy?: { controlPlaneLabels: Record<string, string>; gatewayNamespace?: string };
   log(msg: string, extra?: object): void;
@@ -120,6 +124,7 @@ export function createKubernetesRuntime(opts: KubernetesRuntimeOptions): Runtime
   let starting: Promise<void> | undefined;
 
   const start = async (): Promise<void> => {
+    opts.access.start();
     enrollKeys = await kube.ensureSecret(
       ENROLL_SECRET,
       opts.templates,
@@ -254,6 +259,7 @@ export function createKubernetesRuntime(opts: KubernetesRuntimeOptions): Runtime
       state = 'stopped';
       await starting?.catch(() => undefined);
       await Promise.all([...claimed.values()].map((s) => reap(s)));
+      opts.access.stop();
       await Promise.all([claims.stop(), pools.stop()]);
       await egressPort?.close();
     },
@@ -318,9 +324,11 @@ export function createKubernetesRuntime(opts: KubernetesRuntimeOptions): Runtime
           booting: Math.max(0, (pool?.status?.replicas ?? 0) - ready),
         };
       }
+      const access = opts.access.status();
       return {
-        ok: state === 'started' && claims.healthy && pools.healthy,
+        ok: state === 'started' && claims.healthy && pools.healthy && access.ok,
         backend: 'kubernetes',
+        cluster: access.ok ? 'ok' : (access.detail ?? 'not checked yet'),
         pools: byTemplate,
         claimed: claimed.size,
         limits: {

@@ -212,6 +212,28 @@ describe('the dashboard in Chromium', { timeout: 180_000 }, () => {
     await appRow(page, 'packed-site').waitFor({ state: 'detached' });
   });
 
+  it('takes a .tar.gz dropped on the drop zone and refuses anything else', async () => {
+    const { page } = alice;
+    await page.getByRole('navigation').getByRole('link', { name: 'Deploy' }).click();
+    const drop = (name: string) =>
+      page.locator('.dropzone').evaluate((zone, file) => {
+        const data = new DataTransfer();
+        data.items.add(new File(['not checked here'], file));
+        zone.dispatchEvent(new DragEvent('dragover', { dataTransfer: data, bubbles: true }));
+        zone.dispatchEvent(new DragEvent('drop', { dataTransfer: data, bubbles: true }));
+      }, name);
+    await drop('notes.txt');
+    await expect
+      .poll(() => page.locator('.dropzone [role=alert]').textContent())
+      .toBe('Drop a folder or a .tar.gz file.');
+    await drop('dropped-app.tgz');
+    await expect
+      .poll(() => page.getByTestId('chosen').textContent())
+      .toMatch(/^Archive dropped-app\.tgz/);
+    expect(await page.getByLabel('App name').inputValue()).toBe('dropped-app');
+    expect(await page.locator('.dropzone [role=alert]').count()).toBe(0);
+  });
+
   it('a second browser context signed in as another user does not see it', async () => {
     const { page } = bob;
     await page.goto(`${base}/#/`);

@@ -249,7 +249,12 @@ describe('the dashboard in Chromium', { timeout: 180_000 }, () => {
     await appRow(page, 'site').waitFor();
     await page.evaluate(() => ((window as unknown as { stayed: boolean }).stayed = true));
 
-    const res = await deploy(base, ALICE, { name: 'logger' }, await nodeApp('one'));
+    const metadata = {
+      name: 'logger',
+      env: [{ name: 'LOG_MODE', value: 'secret-value' }],
+      egress: { allowed_hosts: ['api.example.com'] },
+    };
+    const res = await deploy(base, ALICE, metadata, await nodeApp('one'));
     expect([200, 202]).toContain(res.status);
     await appRow(page, 'logger').locator('.badge', { hasText: 'Ready' }).waitFor(LIVE);
     expect(await appRow(page, 'logger').textContent()).toContain('logger.localhost');
@@ -269,6 +274,10 @@ describe('the dashboard in Chromium', { timeout: 180_000 }, () => {
     await page.goto(`${base}/#/apps/logger`);
     const log = page.getByTestId('log');
     await expect.poll(() => log.textContent(), LIVE).toContain('booted one');
+    const facts = page.locator('dl.facts');
+    expect(await facts.textContent()).toContain('LOG_MODE');
+    expect(await facts.textContent()).toContain('api.example.com');
+    expect(await page.locator('main').textContent()).not.toContain('secret-value');
     const url = String((await waitForPhase(base, ALICE, 'logger', ['Ready'], 60_000)).url);
 
     await fetchApp(`${url}/log?msg=tail-check&n=3`);

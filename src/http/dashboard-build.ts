@@ -1,6 +1,5 @@
 import { build } from 'esbuild';
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
@@ -17,8 +16,6 @@ export interface DashboardBundle {
   index: DashboardAsset;
   /** By file name under `/assets/`, e.g. `app-3F2KQ.js`. */
   assets: Map<string, DashboardAsset>;
-  /** What `/` loads before any user action: the page, its script and its stylesheet. */
-  firstLoad: string[];
 }
 
 /**
@@ -37,7 +34,8 @@ export function dashboardBundle(): Promise<DashboardBundle> {
 let built: Promise<DashboardBundle> | undefined;
 
 async function buildDashboard(): Promise<DashboardBundle> {
-  const web = join(packageRoot(), 'web');
+  // This file is src/http/dashboard-build.ts; web/ sits beside src/.
+  const web = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'web');
   const result = await build({
     entryPoints: { app: join(web, 'src', 'main.tsx') },
     absWorkingDir: web,
@@ -55,11 +53,11 @@ async function buildDashboard(): Promise<DashboardBundle> {
     write: false,
     metafile: true,
     logLevel: 'silent',
-    legalComments: 'none',
+    // Licence notices of the bundled packages stay, at the end of the file.
+    legalComments: 'eof',
   });
   const assets = new Map<string, DashboardAsset>();
   for (const file of result.outputFiles) {
-    if (file.path.endsWith('.map')) continue;
     assets.set(basename(file.path), asset(Buffer.from(file.contents), typeOf(file.path)));
   }
   const entry = Object.entries(result.metafile.outputs).find(([, o]) => o.entryPoint);
@@ -68,11 +66,7 @@ async function buildDashboard(): Promise<DashboardBundle> {
   const style = entry[1].cssBundle ? basename(entry[1].cssBundle) : undefined;
   assets.set(FAVICON_NAME, asset(Buffer.from(FAVICON), 'image/svg+xml'));
   const html = indexHtml(script, style);
-  return {
-    index: asset(Buffer.from(html), 'text/html; charset=utf-8'),
-    assets,
-    firstLoad: [script, ...(style ? [style] : [])],
-  };
+  return { index: asset(Buffer.from(html), 'text/html; charset=utf-8'), assets };
 }
 
 function indexHtml(script: string, style: string | undefined): string {
@@ -110,14 +104,4 @@ function typeOf(path: string): string {
   const type = TYPES[extname(path)];
   if (!type) throw new Error(`dashboard build: unexpected output ${basename(path)}`);
   return type;
-}
-
-function packageRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(join(dir, 'package.json'))) {
-    const parent = dirname(dir);
-    if (parent === dir) throw new Error('dashboard build: no package.json above src/http');
-    dir = parent;
-  }
-  return dir;
 }

@@ -30,7 +30,7 @@ export async function dashboardRoutes(app: FastifyInstance): Promise<void> {
 }
 
 /** Nothing inline, nothing from elsewhere; the OIDC issuer only for the sign-in's own requests. */
-export function contentSecurityPolicy(connect: string[]): string {
+function contentSecurityPolicy(connect: string[]): string {
   return [
     "default-src 'self'",
     "script-src 'self'",

@@ -7,7 +7,6 @@ import { DropZone, type Chosen } from '../components/DropZone';
 import { EnvFields, type EnvRow } from '../components/EnvFields';
 import { DeployWatch } from '../components/DeployWatch';
 
-const MAX_BYTES = 50 * 1024 * 1024;
 // The `pattern` attribute compiles with the v flag, where a literal `-` in a class needs escaping.
 const NAME = '[a-z0-9]([a-z0-9\\-]*[a-z0-9])?';
 
@@ -36,11 +35,8 @@ export function DeployPage() {
     setProblem(undefined);
     try {
       setStep({ kind: 'packing' });
+      // The size limit is the server's (limits.maxSourceBytes): its 413 says it.
       const source = chosen.kind === 'archive' ? chosen.file : await packTarGz(chosen.files);
-      if (source.size > MAX_BYTES) {
-        setStep({ kind: 'form' });
-        return setProblem(`The source is ${mb(source.size)}; the limit is 50 MB.`);
-      }
       const metadata = {
         name,
         ...(env.length ? { env: env.filter((r) => r.name.trim()) } : {}),

@@ -43,7 +43,7 @@ export function requiredAccess(needs: AccessNeeds): ResourceAccess[] {
     {
       group: EXTENSIONS,
       resource: 'sandboxwarmpools',
-      verbs: ['get', 'list', 'watch', 'create', 'update'],
+      verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'],
     },
     { group: EXTENSIONS, resource: 'sandboxclaims', verbs: ['list', 'watch', 'create', 'delete'] },
     { group: '', resource: 'secrets', verbs: ['get', 'create', 'update'] },

@@ -340,19 +340,22 @@ http.createServer(async (req, res) => {
   it('fails an app whose claims never bind with ClaimFailed, after retries, leaving no claim', async () => {
     // No pod of the static template turns Ready any more, and the pool has none left Ready.
     broken.add('static');
+    const pools = await cluster.api.must<{ items: { metadata: { name: string } }[] }>(
+      'GET',
+      `${EXT}/namespaces/${NS}/sandboxwarmpools?labelSelector=${encodeURIComponent('slipway.dev/template=static')}`,
+    );
+    expect(pools.items).toHaveLength(1);
+    const staticPool = `${EXT}/namespaces/${NS}/sandboxwarmpools/${pools.items[0]?.metadata.name}`;
     await cluster.api.request(
       'PATCH',
-      `${EXT}/namespaces/${NS}/sandboxwarmpools/slipway-static`,
+      staticPool,
       { spec: { replicas: 0 } },
       'application/merge-patch+json',
     );
     await waitFor(
       'static pool drained',
       async () => {
-        const pool = await cluster.api.must(
-          'GET',
-          `${EXT}/namespaces/${NS}/sandboxwarmpools/slipway-static`,
-        );
+        const pool = await cluster.api.must('GET', staticPool);
         return (pool.status?.readyReplicas ?? 0) === 0;
       },
       30_000,
@@ -380,6 +383,12 @@ http.createServer(async (req, res) => {
   it('restarts the control plane with apps Ready: they come back and serve', async () => {
     await server.close();
     server = await startTestServer(config, dataDir);
+    // The restart's template is the same (one gate port): the warm pools are the same objects.
+    const after = await cluster.api.must<{ items: unknown[] }>(
+      'GET',
+      `${EXT}/namespaces/${NS}/sandboxwarmpools?labelSelector=${encodeURIComponent('slipway.dev/template=node')}`,
+    );
+    expect(after.items).toHaveLength(1);
     for (const [name, text] of [
       ['k8s-node', 'hello from node'],
       ['k8s-python', 'hello from python'],

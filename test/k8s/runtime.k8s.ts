@@ -7,7 +7,10 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { create as createTar } from 'tar';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KubeAccessCheck } from '../../src/kube/access-check.js';
-import { createKubernetesRuntime } from '../../src/runtime/kubernetes/kubernetes-runtime.js';
+import {
+  createKubernetesRuntime,
+  type KubernetesRuntimeOptions,
+} from '../../src/runtime/kubernetes/kubernetes-runtime.js';
 import {
   AppExitError,
   RuntimeError,
@@ -43,6 +46,7 @@ describe('kubernetes runtime (real API server, agent-sandbox controller, test no
   let cluster: Cluster;
   let node: TestNode;
   let runtime: Runtime;
+  let options: KubernetesRuntimeOptions;
   let sources: Server;
   const blobs = new Map<string, Buffer>();
   const logs: string[] = [];
@@ -68,7 +72,7 @@ describe('kubernetes runtime (real API server, agent-sandbox controller, test no
     blobs.set('node.v1', await tarball('examples/node'));
     const kc = new KubeConfig();
     kc.loadFromFile(cluster.kubeconfig);
-    runtime = createKubernetesRuntime({
+    options = {
       kubeConfig: kc,
       access: new KubeAccessCheck(kc, NS, { routeKind: 'none', configMapStore: false }),
       namespace: NS,
@@ -91,7 +95,8 @@ describe('kubernetes runtime (real API server, agent-sandbox controller, test no
       sourceUrl: (key) => Promise.resolve(`http://127.0.0.1:${port}/${encodeURIComponent(key)}`),
       versions: { node: process.versions.node },
       log: (msg, extra) => logs.push(`${msg} ${JSON.stringify(extra ?? {})}`),
-    });
+    };
+    runtime = createKubernetesRuntime(options);
     await runtime.start();
   });
 
@@ -198,6 +203,32 @@ describe('kubernetes runtime (real API server, agent-sandbox controller, test no
     expect(err).toBeInstanceOf(AppExitError);
     expect((err as AppExitError).exit.code).toBe(3);
     expect((err as AppExitError).exit.lastLines.join('\n')).toContain('boom: no database');
+  });
+
+  it('replaces a warm pool whose template changed, so no pod runs an old spec', async () => {
+    type List = { items: { metadata: { name: string } }[] };
+    const poolsOf = async () =>
+      (
+        await cluster.api.must<List>(
+          'GET',
+          `${EXT}/namespaces/${NS}/sandboxwarmpools?labelSelector=${encodeURIComponent('slipway.dev/template=static')}`,
+        )
+      ).items.map((p) => p.metadata.name);
+    const before = await poolsOf();
+    expect(before).toHaveLength(1);
+    const changed = createKubernetesRuntime({
+      ...options,
+      pod: { ...options.pod, image: 'slipway/agent:next' },
+    });
+    await runtime.stop();
+    await changed.start();
+    runtime = changed;
+    const after = await poolsOf();
+    expect(after).toHaveLength(1);
+    expect(after[0]).not.toBe(before[0]);
+    const site = await runtime.claim('static', 'app-after-change');
+    expect(site.id).toMatch(/^slipway-static-/);
+    await runtime.reap(site);
   });
 
   it('a claim that does not bind in time fails as a transient error and leaves no claim', async () => {

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { POD_PORTS } from '../../agent/pod-settings.js';
 import type { InjectRequest, InjectResponse } from '../../agent/protocol.js';
@@ -161,8 +161,9 @@ export function createKubernetesRuntime(opts: KubernetesRuntimeOptions): Runtime
       });
     }
     for (const template of opts.templates) {
-      await kube.applyExt('sandboxtemplates', sandboxTemplate(template, opts.pod, gate));
-      await kube.applyExt(POOLS, warmPool(template, opts.poolSize));
+      const spec = sandboxTemplate(template, opts.pod, gate);
+      await kube.applyExt('sandboxtemplates', spec);
+      await applyPool(template, specHash(spec));
     }
     await Promise.all([claims.start(), pools.start()]);
     // Claims of a previous process of ours hold pods nobody serves: the apps claim anew.
@@ -171,6 +172,27 @@ export function createKubernetesRuntime(opts: KubernetesRuntimeOptions): Runtime
     if (stale.length > 0)
       opts.log('deleted claims left by a previous run', { claims: stale.length });
     state = 'started';
+  };
+
+  /** Each template's warm pool now: named for the template spec its pods are made from. */
+  const poolOf = new Map<string, string>();
+
+  /**
+   * The pool, sized. Warm pods are made from the template as it was when they were made, so a
+   * changed template (a new image, a new gate address) gets a new pool; the old pools go, and
+   * their idle pods with them (claimed ones live on until their claims are deleted).
+   */
+  const applyPool = async (template: string, hash: string): Promise<void> => {
+    const pool = warmPool(template, opts.poolSize, hash);
+    await kube.applyExt(POOLS, pool);
+    poolOf.set(template, pool.metadata.name);
+    const old = await kube.listExt<Pool>(POOLS, `${SELECTOR},${LABELS.template}=${template}`);
+    for (const stale of old.items) {
+      const name = stale.metadata?.name;
+      if (!name || name === pool.metadata.name) continue;
+      opts.log('sandbox template changed: removing the old warm pool', { template, pool: name });
+      await kube.deleteExt(POOLS, name);
+    }
   };
 
   const bind = async (template: string, appId: string): Promise<PodSandbox> => {
@@ -182,7 +204,7 @@ export function createKubernetesRuntime(opts: KubernetesRuntimeOptions): Runtime
           generateName: `${poolName(template)}-`,
           labels: { ...MANAGED, [LABELS.template]: template, [LABELS.app]: appId },
         },
-        spec: { warmPoolRef: { name: poolName(template) } },
+        spec: { warmPoolRef: { name: poolOf.get(template) ?? poolName(template) } },
       })
       .catch((err: unknown) => {
         throw new RuntimeError(`cannot create a sandbox claim: ${apiErrorText(err)}`, true);
@@ -316,7 +338,7 @@ export function createKubernetesRuntime(opts: KubernetesRuntimeOptions): Runtime
     status(): RuntimeStatus {
       const byTemplate: RuntimeStatus['pools'] = {};
       for (const template of opts.templates) {
-        const pool = pools.get(poolName(template), opts.namespace);
+        const pool = pools.get(poolOf.get(template) ?? '', opts.namespace);
         const ready = pool?.status?.readyReplicas ?? 0;
         byTemplate[template] = {
           idle: ready,
@@ -435,4 +457,8 @@ async function gateAddress(kube: KubeApply, egress: EgressOptions, bound: number
     throw new Error(`the egress Service ${egress.service} has no ClusterIP and port`);
   }
   return `${ip}:${port}`;
+}
+
+function specHash(spec: object): string {
+  return createHash('sha256').update(JSON.stringify(spec)).digest('hex').slice(0, 10);
 }

@@ -103,11 +103,15 @@ export function sandboxTemplate(
   };
 }
 
-export function warmPool(template: string, replicas: number): Obj {
+/** A template's warm pool, named for `hash`, the hash of the SandboxTemplate its pods come from. */
+export function warmPool(template: string, replicas: number, hash: string): Obj {
   return {
     apiVersion: `${EXT.group}/${EXT.version}`,
     kind: 'SandboxWarmPool',
-    metadata: { name: poolName(template), labels: { ...MANAGED, [LABELS.template]: template } },
+    metadata: {
+      name: `${poolName(template)}-${hash}`,
+      labels: { ...MANAGED, [LABELS.template]: template },
+    },
     spec: { replicas, sandboxTemplateRef: { name: poolName(template) } },
   };
 }

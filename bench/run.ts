@@ -8,6 +8,7 @@ import { fetchApp } from '../test/support/deploy.js';
 import { tarGzDir } from '../test/support/tarball.js';
 import { failedRedeployRow } from './failed-redeploy.js';
 import { generalWakeRow } from './general-wake.js';
+import { k8sDeployRow } from './k8s-deploy.js';
 import { loadTest } from './load.js';
 import { runtimeRoot } from '../src/runtime/local/runtime-dir.js';
 import { bareStart, childrenOf, commandOf, stop, treePss, treeRss } from './processes.js';
@@ -67,6 +68,7 @@ async function main(): Promise<void> {
     if (want('burst')) await burstRow(slipway, node);
     if (want('density')) await densityRow(slipway, node);
     if (want('restart')) rows.push(await restartRow());
+    if (want('k8s-deploy')) rows.push(await k8sDeployRow(node, Math.min(N, 20)));
   } finally {
     await slipway.close();
   }

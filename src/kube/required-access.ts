@@ -8,6 +8,12 @@ export interface AccessNeeds {
   routeKind: RouteKind;
   /** `store.backend: configmap`: the store keeps its records in ConfigMaps. */
   configMapStore: boolean;
+  /**
+   * `runtime.kubernetes.networkPolicy.enabled`: the runtime writes the sandbox NetworkPolicy
+   * itself. The Helm chart renders that policy instead and turns this off, so its Role has no
+   * networkpolicies rule.
+   */
+  networkPolicy: boolean;
 }
 
 /** One resource Slipway uses in its namespace and the verbs it calls on it. */
@@ -34,7 +40,7 @@ const APPLIED: readonly Verb[] = ['list', 'create', 'patch', 'delete'];
 /**
  * Every resource and verb Slipway calls in its namespace, and no more: the runtime (templates,
  * pools, claims, the enroll Secret, the egress Service's address), the data path (Services,
- * EndpointSlices, routes, the sandbox NetworkPolicy) and the configmap store. The Helm chart's
+ * EndpointSlices, routes, the sandbox NetworkPolicy when it writes it) and the configmap store. The Helm chart's
  * Role is checked against this list.
  */
 export function requiredAccess(needs: AccessNeeds): ResourceAccess[] {
@@ -49,8 +55,14 @@ export function requiredAccess(needs: AccessNeeds): ResourceAccess[] {
     { group: '', resource: 'secrets', verbs: ['get', 'create', 'update'] },
     { group: '', resource: 'services', verbs: ['get', ...APPLIED] },
     { group: 'discovery.k8s.io', resource: 'endpointslices', verbs: APPLIED },
-    { group: 'networking.k8s.io', resource: 'networkpolicies', verbs: ['create', 'patch'] },
   ];
+  if (needs.networkPolicy) {
+    list.push({
+      group: 'networking.k8s.io',
+      resource: 'networkpolicies',
+      verbs: ['create', 'patch'],
+    });
+  }
   if (needs.routeKind === 'httproute') {
     list.push({ group: GATEWAY, resource: 'httproutes', verbs: APPLIED });
   } else if (needs.routeKind === 'ingress') {

@@ -32,6 +32,7 @@ export function openRuntime(config: Config, deps: RuntimeDeps): Runtime {
       access: new KubeAccessCheck(kubeConfig, config.kubernetes.namespace, {
         routeKind: runtime.kubernetes.routes.kind,
         configMapStore: config.store.backend === 'configmap',
+        networkPolicy: runtime.kubernetes.networkPolicy.enabled,
       }),
       namespace: config.kubernetes.namespace,
       templates: ['static', 'node', 'python'],

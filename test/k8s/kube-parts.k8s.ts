@@ -104,7 +104,7 @@ function relayTo(port: number, target: URL): Promise<{ close(): Promise<void> }>
 }
 
 describe('KubeAccessCheck', () => {
-  const needs = { routeKind: 'httproute', configMapStore: false } as const;
+  const needs = { routeKind: 'httproute', configMapStore: false, networkPolicy: true } as const;
 
   it('is ok with the admin kubeconfig, and not before its first check', async () => {
     const kc = loadKubeConfig({ kubernetes: { namespace: NS, kubeconfig: cluster.kubeconfig } });
@@ -151,7 +151,7 @@ describe('KubeAccessCheck', () => {
     const ingress = new KubeAccessCheck(
       kubeconfigFor('narrow-ingress', cluster.server, token),
       NS,
-      { routeKind: 'ingress', configMapStore: true },
+      { routeKind: 'ingress', configMapStore: true, networkPolicy: true },
     );
     const missing = (await ingress.checkNow()).missing ?? [];
     for (const verb of ['list', 'create', 'patch', 'delete']) {
@@ -512,7 +512,11 @@ describe('ensureSandboxNetworkPolicy', () => {
 describe('KubeAccessCheck with a CRD gone', () => {
   it('names the CRD that is not served', async () => {
     const kc = loadKubeConfig({ kubernetes: { namespace: NS, kubeconfig: cluster.kubeconfig } });
-    const check = new KubeAccessCheck(kc, NS, { routeKind: 'httproute', configMapStore: false });
+    const check = new KubeAccessCheck(kc, NS, {
+      routeKind: 'httproute',
+      configMapStore: false,
+      networkPolicy: true,
+    });
     await cluster.api.must(
       'DELETE',
       '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/sandboxwarmpools.extensions.agents.x-k8s.io',

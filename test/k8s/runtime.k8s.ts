@@ -74,7 +74,11 @@ describe('kubernetes runtime (real API server, agent-sandbox controller, test no
     kc.loadFromFile(cluster.kubeconfig);
     options = {
       kubeConfig: kc,
-      access: new KubeAccessCheck(kc, NS, { routeKind: 'none', configMapStore: false }),
+      access: new KubeAccessCheck(kc, NS, {
+        routeKind: 'none',
+        configMapStore: false,
+        networkPolicy: true,
+      }),
       namespace: NS,
       templates: ['static', 'node', 'python'],
       poolSize: 1,

@@ -56,16 +56,31 @@ describe('app route names and validation', () => {
 describe('requiredAccess', () => {
   it('names the route resource of the route kind, and configmaps only for the configmap store', () => {
     const names = (routeKind: 'httproute' | 'ingress', configMapStore: boolean) =>
-      requiredAccess({ routeKind, configMapStore }).map((r) => r.resource);
+      requiredAccess({ routeKind, configMapStore, networkPolicy: true }).map((r) => r.resource);
     expect(names('httproute', false)).toContain('httproutes');
     expect(names('httproute', false)).not.toContain('ingresses');
     expect(names('ingress', false)).toContain('ingresses');
     expect(names('ingress', false)).not.toContain('configmaps');
     expect(names('ingress', true)).toContain('configmaps');
     const crds = (routeKind: 'httproute' | 'ingress') =>
-      requiredCrds({ routeKind, configMapStore: false }).map((c) => c.resource);
+      requiredCrds({ routeKind, configMapStore: false, networkPolicy: true }).map(
+        (c) => c.resource,
+      );
     expect(crds('httproute')).toContain('httproutes');
     expect(crds('ingress')).not.toContain('httproutes');
+  });
+
+  it('names networkpolicies only when the runtime writes the sandbox policy itself', () => {
+    const rule = (networkPolicy: boolean) =>
+      requiredAccess({ routeKind: 'none', configMapStore: false, networkPolicy }).find(
+        (r) => r.resource === 'networkpolicies',
+      );
+    expect(rule(true)).toEqual({
+      group: 'networking.k8s.io',
+      resource: 'networkpolicies',
+      verbs: ['create', 'patch'],
+    });
+    expect(rule(false)).toBeUndefined();
   });
 });
 

@@ -32,7 +32,9 @@ async function main(): Promise<void> {
   let appHandler: AppHandler = (socket) => socket.destroy();
   const publicServer = net.createServer({ allowHalfOpen: true }, (socket) => {
     socket.on('error', (err) => warn('app port client error', { error: err.message }));
+    // Every request counts, kept-alive connections' too: activity is throttled to once a second.
     events.activity();
+    socket.on('data', () => events.activity());
     appHandler(socket);
   });
   const forwarder = await listenEgressForwarder(

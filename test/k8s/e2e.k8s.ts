@@ -313,6 +313,41 @@ http.createServer(async (req, res) => {
     });
   });
 
+  it('counts visitors who reach the pod directly: not idle while they come, suspended once they stop', async () => {
+    const res = await deploy(
+      server.baseURL,
+      ALICE,
+      { name: 'k8s-idle', ttl: '3s' },
+      await appSource('busy'),
+    );
+    expect([200, 202]).toContain(res.status);
+    const app = (await waitForPhase(server.baseURL, ALICE, 'k8s-idle', ['Ready'], 60_000)) as App;
+    const host = new URL(String(app.url)).hostname;
+    type Slice = { items: { endpoints: { addresses: string[] }[]; ports: { port: number }[] }[] };
+    const slice = await waitFor(
+      "the app's EndpointSlice",
+      async () => {
+        const found = await cluster.api.must<Slice>(
+          'GET',
+          `/apis/discovery.k8s.io/v1/namespaces/${NS}/endpointslices?labelSelector=${encodeURIComponent('kubernetes.io/service-name=slipway-app-k8s-idle')}`,
+        );
+        return found.items[0];
+      },
+      30_000,
+    );
+    const podIP = String(slice.endpoints[0]?.addresses[0]);
+    const port = slice.ports[0]?.port;
+    // Twice the ttl of visits that never touch the control plane.
+    for (let i = 0; i < 12; i += 1) {
+      const visit = await fetchApp(`http://${host}:${port}/`, { connectTo: podIP });
+      expect(visit.body).toBe('busy');
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    const still = await call(server.baseURL, '/v1/apps/k8s-idle', { token: ALICE });
+    expect((still.body as App).phase).toBe('Ready');
+    await waitForPhase(server.baseURL, ALICE, 'k8s-idle', ['Suspended'], 20_000);
+  });
+
   it('keeps apps to their owner', async () => {
     const mine = await call(server.baseURL, '/v1/apps/k8s-node', { token: BOB });
     expect(mine.status).toBe(404);

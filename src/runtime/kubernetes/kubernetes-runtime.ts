@@ -1,35 +1,21 @@
-import { createHash, randomBytes } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { POD_PORTS } from '../../agent/pod-settings.js';
-import type { InjectRequest, InjectResponse } from '../../agent/protocol.js';
+import { egressLimits, SharedCount } from '../egress/egress-limits.js';
 import {
-  AppExitError,
   RuntimeError,
-  type InjectSpec,
   type Lane,
   type Runtime,
   type RuntimeStatus,
   type Sandbox,
 } from '../runtime.js';
-import { createEgressGate } from '../egress/egress-gate.js';
-import { egressLimits, SharedCount, type EgressLimits } from '../egress/egress-limits.js';
-import { EgressRules } from '../egress/egress-rules.js';
-import { ensureSandboxNetworkPolicy } from '../../kube/sandbox-network-policy.js';
 import { callAgent } from './agent-client.js';
+import { bindClaim, type BindDeps, type Claim } from './claim-binding.js';
+import { ObjectWatch, type WatchedObject } from './claim-watch.js';
+import { gateAddress, setUpCluster } from './cluster-setup.js';
 import { listenEgressPort } from './egress-port.js';
-import { ObjectWatch, isTrue, type WatchedObject } from './claim-watch.js';
 import { KubeApply, apiErrorText } from './kube-apply.js';
-import { PodSandbox } from './pod-sandbox.js';
-import {
-  ENROLL_SECRET,
-  EXT,
-  LABELS,
-  MANAGED,
-  poolName,
-  sandboxTemplate,
-  warmPool,
-  type PodSpecOptions,
-} from './sandbox-template.js';
+import { injectPod } from './pod-inject.js';
+import type { PodSandbox } from './pod-sandbox.js';
+import { CLAIMS, EXT, POOLS, SELECTOR, type PodSpecOptions } from './sandbox-template.js';
 
 export interface KubernetesRuntimeOptions {
   kubeConfig: KubeConfig;
@@ -45,9 +31,7 @@ export interface KubernetesRuntimeOptions {
   /** The language runtimes in the agent image, as `x.y.z`. */
   versions: Record<string, string>;
   egress: EgressOptions;
-  /**
-   * Whether the cluster has what Slipway needs (API, CRDs, RBAC): part of the runtime's readiness.
-   */
+  /** Whether the cluster has what Slipway needs (API, CRDs, RBAC): part of readiness. */
   access: { start(): void; stop(): void; status(): { ok: boolean; detail?: string } };
   /** Fence the sandbox pods with a NetworkPolicy (egress: only the gate); undefined: don't. */
   networkPolicy?: { controlPlaneLabels: Record<string, string>; gatewayNamespace?: string };
@@ -70,18 +54,8 @@ export interface EgressOptions {
   headTimeoutMs?: number;
 }
 
-/** Past the agent's own start deadline, how long the control plane waits for its answer. */
-const INJECT_GRACE_MS = 2_000;
-const CALL_TIMEOUT_MS = 5_000;
-/** An inject cut off mid-call: how long the event stream has to say the app exited. */
-const EXIT_REPORT_WAIT_MS = 1_000;
-const CLAIMS = 'sandboxclaims';
-const POOLS = 'sandboxwarmpools';
-const SELECTOR = `${LABELS.managedBy}=slipway`;
+const HEALTH_TIMEOUT_MS = 5_000;
 
-type Claim = WatchedObject & {
-  status?: WatchedObject['status'] & { sandbox?: { name?: string; podIPs?: string[] } };
-};
 type Pool = WatchedObject & {
   status?: WatchedObject['status'] & { readyReplicas?: number; replicas?: number };
 };
@@ -93,78 +67,56 @@ type Pool = WatchedObject & {
  */
 export function createKubernetesRuntime(opts: KubernetesRuntimeOptions): Runtime {
   const kube = new KubeApply(opts.kubeConfig, opts.namespace);
-  const base = `/apis/${EXT.group}/${EXT.version}/namespaces/${opts.namespace}`;
-  const dropped = (what: string) => (err: unknown) =>
-    opts.log(`${what} watch dropped; resyncing`, { error: apiErrorText(err) });
-  const claims = new ObjectWatch<Claim>(
-    opts.kubeConfig,
-    `${base}/${CLAIMS}`,
-    () => kube.listExt<Claim>(CLAIMS, SELECTOR),
-    SELECTOR,
-    dropped('claim'),
-  );
-  const pools = new ObjectWatch<Pool>(
-    opts.kubeConfig,
-    `${base}/${POOLS}`,
-    () => kube.listExt<Pool>(POOLS, SELECTOR),
-    SELECTOR,
-    dropped('warm pool'),
-  );
+  const claims = watch<Claim>(CLAIMS, 'claim');
+  const pools = watch<Pool>(POOLS, 'warm pool');
   const claimed = new Map<string, PodSandbox>();
   /** Claimed pods by address: the egress port knows a pod by where it connects from. */
   const byAddress = new Map<string, PodSandbox>();
-  const egressLimitsAll: EgressLimits = egressLimits({
-    perSandbox: opts.egress.maxConnectionsPerSandbox,
-    total: opts.egress.maxConnections ? new SharedCount(opts.egress.maxConnections) : undefined,
-    headTimeoutMs: opts.egress.headTimeoutMs,
-  });
+  const bindDeps: BindDeps = {
+    kube,
+    claims,
+    poolOf: new Map(),
+    enrollKeys: {},
+    claimTimeoutMs: opts.claimTimeoutMs,
+    allowPrivate: opts.egress.allowPrivate,
+    egressLimits: egressLimits({
+      perSandbox: opts.egress.maxConnectionsPerSandbox,
+      total: opts.egress.maxConnections ? new SharedCount(opts.egress.maxConnections) : undefined,
+      headTimeoutMs: opts.egress.headTimeoutMs,
+    }),
+    log: opts.log,
+  };
   let egressPort: { port: number; close(): Promise<void> } | undefined;
-  let enrollKeys: Record<string, string> = {};
   let state: 'new' | 'started' | 'stopped' = 'new';
   let starting: Promise<void> | undefined;
 
+  function watch<T extends WatchedObject>(plural: string, what: string): ObjectWatch<T> {
+    const path = `/apis/${EXT.group}/${EXT.version}/namespaces/${opts.namespace}/${plural}`;
+    return new ObjectWatch<T>(
+      opts.kubeConfig,
+      path,
+      () => kube.listExt<T>(plural, SELECTOR),
+      SELECTOR,
+      (err) => opts.log(`${what} watch dropped; resyncing`, { error: apiErrorText(err) }),
+    );
+  }
+
   const start = async (): Promise<void> => {
     opts.access.start();
-    enrollKeys = await kube.ensureSecret(
-      ENROLL_SECRET,
-      opts.templates,
-      () => randomBytes(32).toString('base64url'),
-      MANAGED,
-    );
+    const { listen } = opts.egress;
     egressPort = await listenEgressPort(
-      opts.egress.listen.host,
-      opts.egress.listen.port,
+      listen.host,
+      listen.port,
       (address) => byAddress.get(address)?.egress.gate,
       opts.log,
     );
-    const gate = await gateAddress(kube, opts.egress, egressPort.port);
-    if (opts.networkPolicy) {
-      await ensureSandboxNetworkPolicy(opts.kubeConfig, opts.namespace, {
-        sandboxSelector: { [LABELS.sandbox]: 'true' },
-        controlPlaneSelector: opts.networkPolicy.controlPlaneLabels,
-        egressGatePort: opts.egress.listen.port || egressPort.port,
-        agentPort: POD_PORTS.agent,
-        appPort: POD_PORTS.public,
-        ...(opts.networkPolicy.gatewayNamespace
-          ? {
-              ingressFrom: [
-                {
-                  namespaceSelector: {
-                    matchLabels: {
-                      'kubernetes.io/metadata.name': opts.networkPolicy.gatewayNamespace,
-                    },
-                  },
-                },
-              ],
-            }
-          : {}),
-      });
-    }
-    for (const template of opts.templates) {
-      const spec = sandboxTemplate(template, opts.pod, gate);
-      await kube.applyExt('sandboxtemplates', spec);
-      await applyPool(template, specHash(spec));
-    }
+    const setup = await setUpCluster(kube, {
+      ...opts,
+      gate: await gateAddress(kube, opts.egress, egressPort.port),
+      gatePort: listen.port || egressPort.port,
+    });
+    bindDeps.enrollKeys = setup.enrollKeys;
+    bindDeps.poolOf = setup.poolOf;
     await Promise.all([claims.start(), pools.start()]);
     // Claims of a previous process of ours hold pods nobody serves: the apps claim anew.
     const stale = claims.list().map((c) => c.metadata?.name ?? '');
@@ -172,91 +124,6 @@ export function createKubernetesRuntime(opts: KubernetesRuntimeOptions): Runtime
     if (stale.length > 0)
       opts.log('deleted claims left by a previous run', { claims: stale.length });
     state = 'started';
-  };
-
-  /** Each template's warm pool now: named for the template spec its pods are made from. */
-  const poolOf = new Map<string, string>();
-
-  /**
-   * The pool, sized. Warm pods are made from the template as it was when they were made, so a
-   * changed template (a new image, a new gate address) gets a new pool; the old pools go, and
-   * their idle pods with them (claimed ones live on until their claims are deleted).
-   */
-  const applyPool = async (template: string, hash: string): Promise<void> => {
-    const pool = warmPool(template, opts.poolSize, hash);
-    await kube.applyExt(POOLS, pool);
-    poolOf.set(template, pool.metadata.name);
-    const old = await kube.listExt<Pool>(POOLS, `${SELECTOR},${LABELS.template}=${template}`);
-    for (const stale of old.items) {
-      const name = stale.metadata?.name;
-      if (!name || name === pool.metadata.name) continue;
-      opts.log('sandbox template changed: removing the old warm pool', { template, pool: name });
-      await kube.deleteExt(POOLS, name);
-    }
-  };
-
-  const bind = async (template: string, appId: string): Promise<PodSandbox> => {
-    const created = await kube
-      .createExt(CLAIMS, {
-        apiVersion: `${EXT.group}/${EXT.version}`,
-        kind: 'SandboxClaim',
-        metadata: {
-          generateName: `${poolName(template)}-`,
-          labels: { ...MANAGED, [LABELS.template]: template, [LABELS.app]: appId },
-        },
-        spec: { warmPoolRef: { name: poolOf.get(template) ?? poolName(template) } },
-      })
-      .catch((err: unknown) => {
-        throw new RuntimeError(`cannot create a sandbox claim: ${apiErrorText(err)}`, true);
-      });
-    const name = created.metadata.name;
-    try {
-      const podIP = await claims
-        .waitFor(
-          () => {
-            const claim = claims.get(name, opts.namespace);
-            const ip = claim?.status?.sandbox?.podIPs?.[0];
-            return claim?.status?.sandbox?.name && ip && isTrue(claim) ? ip : undefined;
-          },
-          opts.claimTimeoutMs,
-          `claim ${name} bound to a Ready ${template} sandbox`,
-        )
-        .catch((err: unknown) => {
-          throw new RuntimeError(`no warm ${template} sandbox: ${(err as Error).message}`, true);
-        });
-      const token = randomBytes(32).toString('base64url');
-      const enroll = await callAgent(
-        { host: podIP, port: POD_PORTS.agent },
-        enrollKeys[template] ?? '',
-        'POST',
-        '/enroll',
-        { token },
-        CALL_TIMEOUT_MS,
-      ).catch((err: unknown) => {
-        throw new RuntimeError(`sandbox ${name} did not enroll: ${(err as Error).message}`, true);
-      });
-      if (enroll.status !== 200) {
-        throw new RuntimeError(`sandbox ${name} refused to enroll (${enroll.status})`, true);
-      }
-      const rules = new EgressRules(
-        { allowedHosts: [], allowPrivate: opts.egress.allowPrivate },
-        opts.log,
-      );
-      const egress = {
-        rules,
-        gate: createEgressGate({ rules, limits: egressLimitsAll, log: opts.log }),
-      };
-      const sandbox = new PodSandbox(name, template, podIP, token, egress);
-      await sandbox.follow();
-      return sandbox;
-    } catch (err) {
-      await kube
-        .deleteExt(CLAIMS, name)
-        .catch((e: unknown) =>
-          opts.log('cannot delete a failed claim', { claim: name, error: apiErrorText(e) }),
-        );
-      throw err;
-    }
   };
 
   const reap = async (sandbox: Sandbox): Promise<void> => {
@@ -293,7 +160,7 @@ export function createKubernetesRuntime(opts: KubernetesRuntimeOptions): Runtime
       await starting;
       if (state !== 'started')
         throw new RuntimeError('the kubernetes runtime is not running', true);
-      const sandbox = await bind(template, appId);
+      const sandbox = await bindClaim(template, appId, bindDeps);
       if (state !== 'started') {
         await reap(sandbox);
         throw new RuntimeError('the kubernetes runtime stopped', true);
@@ -310,7 +177,12 @@ export function createKubernetesRuntime(opts: KubernetesRuntimeOptions): Runtime
       }
       pod.phase = 'injecting';
       try {
-        await injectInto(pod, spec);
+        await injectPod(pod, spec, {
+          sourceUrl: opts.sourceUrl,
+          startTimeoutMs: opts.startTimeoutMs,
+          allowPrivate: opts.egress.allowPrivate,
+          log: opts.log,
+        });
         pod.phase = 'running';
       } catch (err) {
         pod.phase = 'failed';
@@ -328,8 +200,11 @@ export function createKubernetesRuntime(opts: KubernetesRuntimeOptions): Runtime
         'GET',
         '/health',
         undefined,
-        CALL_TIMEOUT_MS,
-      ).catch(() => undefined);
+        HEALTH_TIMEOUT_MS,
+      ).catch((err: unknown) => {
+        opts.log('health check failed', { sandbox: pod.id, error: (err as Error).message });
+        return undefined;
+      });
       return answer?.status === 200;
     },
 
@@ -338,7 +213,7 @@ export function createKubernetesRuntime(opts: KubernetesRuntimeOptions): Runtime
     status(): RuntimeStatus {
       const byTemplate: RuntimeStatus['pools'] = {};
       for (const template of opts.templates) {
-        const pool = pools.get(poolOf.get(template) ?? '', opts.namespace);
+        const pool = pools.get(bindDeps.poolOf.get(template) ?? '', opts.namespace);
         const ready = pool?.status?.readyReplicas ?? 0;
         byTemplate[template] = {
           idle: ready,
@@ -355,110 +230,19 @@ export function createKubernetesRuntime(opts: KubernetesRuntimeOptions): Runtime
         claimed: claimed.size,
         limits: {
           enforced: true,
-          detail: 'pod resource limits (memory, cpu) set on the SandboxTemplate',
+          detail: 'pod resource limits (memory, cpu) on the SandboxTemplate',
         },
       };
     },
 
     laneUnavailable(template: string, lane: Lane) {
       if (lane !== 'general') return undefined;
-      return `the general lane (an install step) is not available on the kubernetes runtime: vendor the ${template === 'python' ? 'packages' : 'dependencies'} into the source, or deploy to a local-runtime Slipway`;
+      const what = template === 'python' ? 'packages' : 'dependencies';
+      return `the general lane (an install step) is not available on the kubernetes runtime: vendor the ${what} into the source, or deploy to a local-runtime Slipway`;
     },
 
     versions() {
       return { ...opts.versions };
     },
   };
-
-  async function injectInto(pod: PodSandbox, spec: InjectSpec): Promise<void> {
-    if (spec.template !== pod.template) {
-      throw new RuntimeError(`sandbox ${pod.id} runs ${pod.template}, not ${spec.template}`, false);
-    }
-    const sourceUrl = await opts.sourceUrl(spec.sourceKey).catch((err: unknown) => {
-      throw new RuntimeError(`cannot hand out the source: ${(err as Error).message}`, true);
-    });
-    // The pull goes through the gate like everything else out of the pod: the object store is
-    // let through for the inject only, then the app's own list applies.
-    const store = new URL(sourceUrl);
-    const storePort = store.port || (store.protocol === 'https:' ? '443' : '80');
-    pod.egress.rules.set({
-      allowedHosts: [...spec.allowedHosts, `${store.hostname}:${storePort}`],
-      allowPrivate: [...opts.egress.allowPrivate, store.hostname.replace(/^\[|\]$/g, '')],
-    });
-    try {
-      await startApp(pod, spec, sourceUrl);
-    } finally {
-      pod.egress.rules.set({
-        allowedHosts: spec.allowedHosts,
-        allowPrivate: opts.egress.allowPrivate,
-      });
-    }
-  }
-
-  async function startApp(pod: PodSandbox, spec: InjectSpec, sourceUrl: string): Promise<void> {
-    const request: InjectRequest = {
-      sourceKey: spec.sourceKey,
-      sourceUrl,
-      env: spec.env,
-      startTimeoutMs: opts.startTimeoutMs,
-      ...(spec.entrypoint ? { entrypoint: spec.entrypoint } : {}),
-    };
-    const started = performance.now();
-    const answer = await callAgent(
-      pod.control,
-      pod.token,
-      'POST',
-      '/inject',
-      request,
-      opts.startTimeoutMs + INJECT_GRACE_MS,
-    ).catch(async (err: unknown) => {
-      const exit = await pod.exitWithin(EXIT_REPORT_WAIT_MS);
-      if (exit) throw new AppExitError(exit);
-      throw new RuntimeError(
-        `inject into sandbox ${pod.id} failed: ${(err as Error).message}`,
-        true,
-      );
-    });
-    const body = answer.body as InjectResponse | undefined;
-    if (answer.status === 200 && body?.ok) {
-      opts.log('app started', {
-        sandbox: pod.id,
-        app: spec.appId,
-        hostMs: Math.round(performance.now() - started),
-        agentMs: body.ms,
-      });
-      return;
-    }
-    if (answer.status === 422 && body && !body.ok && 'exit' in body) {
-      throw new AppExitError({
-        code: body.exit.code,
-        signal: body.exit.signal,
-        lastLines: body.exit.lastLines.length > 0 ? body.exit.lastLines : pod.lastLines(),
-      });
-    }
-    const error = body && !body.ok && 'error' in body ? body.error : `status ${answer.status}`;
-    // 400: the source or entrypoint cannot work, a retry would not help.
-    throw new RuntimeError(error, answer.status !== 400);
-  }
-}
-
-/** The gate's address as pods dial it: configured, or the egress Service's ClusterIP. */
-async function gateAddress(kube: KubeApply, egress: EgressOptions, bound: number): Promise<string> {
-  if (egress.address)
-    return /:\d+$/.test(egress.address) ? egress.address : `${egress.address}:${bound}`;
-  const service = await kube.core
-    .readNamespacedService({ name: egress.service, namespace: kube.namespace })
-    .catch((err: unknown) => {
-      throw new Error(`the egress Service ${egress.service}: ${apiErrorText(err)}`);
-    });
-  const ip = service.spec?.clusterIP;
-  const port = service.spec?.ports?.[0]?.port;
-  if (!ip || ip === 'None' || !port) {
-    throw new Error(`the egress Service ${egress.service} has no ClusterIP and port`);
-  }
-  return `${ip}:${port}`;
-}
-
-function specHash(spec: object): string {
-  return createHash('sha256').update(JSON.stringify(spec)).digest('hex').slice(0, 10);
 }

@@ -10,6 +10,10 @@ export const LABELS = {
   app: 'slipway.dev/app-id',
 } as const;
 export const MANAGED = { [LABELS.managedBy]: 'slipway' };
+/** Every object Slipway writes carries it. */
+export const SELECTOR = `${LABELS.managedBy}=slipway`;
+export const CLAIMS = 'sandboxclaims';
+export const POOLS = 'sandboxwarmpools';
 /** The Secret holding each template's enroll key (entry = template name). */
 export const ENROLL_SECRET = 'slipway-sandbox-enroll';
 

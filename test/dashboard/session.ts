@@ -19,7 +19,15 @@ export interface Dashboard {
   close(): Promise<void>;
 }
 
-export async function startDashboard(): Promise<Dashboard> {
+/** One more API key a test file needs beside the four. */
+export interface ExtraKey {
+  key: string;
+  name: string;
+  role?: 'admin';
+  scopes?: string[];
+}
+
+export async function startDashboard(extraKeys: ExtraKey[] = []): Promise<Dashboard> {
   const server = await startTestServer({
     auth: {
       apiKeys: [
@@ -27,6 +35,7 @@ export async function startDashboard(): Promise<Dashboard> {
         { key: BOB, name: 'bob' },
         { key: OPS, name: 'ops', role: 'admin' },
         { key: READER, name: 'reader', scopes: ['read'] },
+        ...extraKeys,
       ],
     },
     runtime: { poolSize: 1 },

@@ -1,11 +1,21 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorText } from '../lib/api';
 import { exact } from '../lib/format';
-import type { ShareLink } from '../lib/types';
+import type { Access, ShareLink } from '../lib/types';
 import { CopyButton } from './CopyButton';
 
+// What a link does for an app of each access (the MCP tool create_share_link says the same).
+const PROTECTS: Record<Access, string> = {
+  private:
+    'This app is private: its URL answers 401 without a grant, and a share link (after its ' +
+    'password, if any) is how visitors get in, until the link expires or is revoked.',
+  public:
+    'This app is public: anyone with its URL can open it, so a link only points at it and its ' +
+    'password protects only the link page. Make the app private to protect the app itself.',
+};
+
 /** Public share links of the app: create (optional password and expiry), copy, revoke. */
-export function AppShares({ id }: { id: string }) {
+export function AppShares({ id, access }: { id: string; access: Access }) {
   const [links, setLinks] = useState<ShareLink[]>([]);
   const [password, setPassword] = useState('');
   const [expires, setExpires] = useState('');
@@ -47,6 +57,7 @@ export function AppShares({ id }: { id: string }) {
   return (
     <section aria-labelledby="shares-title">
       <h2 id="shares-title">Share links</h2>
+      <p data-testid="shares-protect">{PROTECTS[access]}</p>
       {unavailable ? (
         <p class="muted">Share links are unavailable here: {unavailable}</p>
       ) : (

@@ -1,5 +1,7 @@
 /** The API's shapes the dashboard reads (api/openapi.yaml). */
 export type Phase = 'Pending' | 'Claiming' | 'Starting' | 'Ready' | 'Suspended' | 'Failed';
+/** Who may open the app's URL: anyone, or only requests with a grant (token or share link). */
+export type Access = 'public' | 'private';
 
 export interface AppView {
   app_id: string;
@@ -14,6 +16,7 @@ export interface AppView {
   live_version: number | null;
   last_deploy: { version: number; outcome: string; reason?: string; message?: string } | null;
   env: { name: string }[];
+  access: Access;
 }
 
 export interface VersionView {

@@ -3,7 +3,8 @@ import { api, errorText } from '../lib/api';
 import { onAppEvent } from '../lib/events';
 import { exact } from '../lib/format';
 import { go } from '../lib/route';
-import type { AppView, VersionView } from '../lib/types';
+import type { Access, AppView, VersionView } from '../lib/types';
+import { AppAccess } from '../components/AppAccess';
 import { AppLogs } from '../components/AppLogs';
 import { AppShares } from '../components/AppShares';
 import { AppVersions } from '../components/AppVersions';
@@ -11,7 +12,10 @@ import { ConfirmButton } from '../components/Confirm';
 import { CopyButton } from '../components/CopyButton';
 import { PhaseBadge } from '../components/PhaseBadge';
 
-/** One app: URL, phase, versions and rollback, live logs, share links and its lifecycle actions. */
+/**
+ * One app: URL, phase, access, versions and rollback, live logs, share links and its lifecycle
+ * actions.
+ */
 export function AppPage({ id }: { id: string }) {
   const [app, setApp] = useState<AppView>();
   const [versions, setVersions] = useState<VersionView[]>([]);
@@ -50,6 +54,15 @@ export function AppPage({ id }: { id: string }) {
         return;
       }
       setApp(await api<AppView>(`/v1/apps/${id}/${action}`, { method: 'POST' }));
+    } catch (err) {
+      setProblem(errorText(err));
+    }
+  };
+
+  const setAccess = async (access: Access) => {
+    setProblem(undefined);
+    try {
+      setApp(await api<AppView>(`/v1/apps/${id}`, { method: 'PATCH', json: { access } }));
     } catch (err) {
       setProblem(errorText(err));
     }
@@ -95,6 +108,7 @@ export function AppPage({ id }: { id: string }) {
             'not live'
           )}
         </dd>
+        <AppAccess app={app} onChange={setAccess} />
         <dt>Owner</dt>
         <dd>{app.owner}</dd>
         <dt>Runtime</dt>
@@ -131,7 +145,7 @@ export function AppPage({ id }: { id: string }) {
       </div>
       <AppVersions id={id} versions={versions} onRolledBack={refresh} />
       <AppLogs id={id} versions={versions} />
-      <AppShares id={id} />
+      <AppShares id={id} access={app.access} />
     </>
   );
 }

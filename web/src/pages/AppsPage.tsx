@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { useApps } from '../lib/apps-store';
 import { ago, exact } from '../lib/format';
 import { PhaseBadge } from '../components/PhaseBadge';
+import { AccessBadge } from '../components/AccessBadge';
 import { EmptyState } from '../components/EmptyState';
 
 export function AppsPage({ admin }: { admin: boolean }) {
@@ -75,6 +76,12 @@ export function AppsPage({ admin }: { admin: boolean }) {
                   <tr key={app.app_id} data-app={app.app_id}>
                     <th scope="row">
                       <a href={`#/apps/${app.app_id}`}>{app.name}</a>
+                      {app.access === 'private' && (
+                        <>
+                          {' '}
+                          <AccessBadge access="private" />
+                        </>
+                      )}
                     </th>
                     <td>
                       <PhaseBadge phase={app.phase} />

@@ -5,6 +5,8 @@ import { packTarGz } from '../lib/tar';
 import { uploadDeploy } from '../lib/upload';
 import { DropZone, type Chosen } from '../components/DropZone';
 import { EnvFields, type EnvRow } from '../components/EnvFields';
+import { AccessChoice } from '../components/AccessChoice';
+import type { Access } from '../lib/types';
 import { DeployWatch } from '../components/DeployWatch';
 
 // The `pattern` attribute compiles with the v flag, where a literal `-` in a class needs escaping.
@@ -20,6 +22,7 @@ export function DeployPage() {
   const [chosen, setChosen] = useState<Chosen>();
   const [name, setName] = useState('');
   const [env, setEnv] = useState<EnvRow[]>([]);
+  const [access, setAccess] = useState<Access | ''>('');
   const [step, setStep] = useState<Step>({ kind: 'form' });
   const [problem, setProblem] = useState<string>();
 
@@ -40,6 +43,7 @@ export function DeployPage() {
       const metadata = {
         name,
         ...(env.length ? { env: env.filter((r) => r.name.trim()) } : {}),
+        ...(access ? { access } : {}),
       };
       setStep({ kind: 'uploading', fraction: 0 });
       const answer = await uploadDeploy(metadata, source, (fraction) =>
@@ -96,6 +100,7 @@ export function DeployPage() {
           Lower-case letters, digits and dashes; it becomes the app's subdomain.
         </p>
         <EnvFields rows={env} onChange={setEnv} />
+        <AccessChoice value={access} onChange={setAccess} />
         {step.kind === 'uploading' && (
           <label>
             Uploading

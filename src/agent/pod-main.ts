@@ -1,12 +1,11 @@
-import http from 'node:http';
 import net from 'node:net';
 import { createAgentCore } from './agent-core.js';
 import { listenEgressForwarder, type AppHandler } from './bridges.js';
-import { authorized, controlHandler, digest, readJson } from './control.js';
 import { errorText, warn } from './diag.js';
 import { ring, tapProcessOutput } from './log-ring.js';
 import { placement } from './placement.js';
 import { EXIT_LINES } from './protocol.js';
+import { createPodControl } from './pod-control.js';
 import { PodEvents } from './pod-events.js';
 import { readPodSettings } from './pod-settings.js';
 
@@ -60,41 +59,8 @@ async function main(): Promise<void> {
     },
   });
 
-  const enrollKey = digest(settings.enrollKey);
-  let control: http.RequestListener | undefined;
-  let token: Buffer | undefined;
-  const controlServer = http.createServer((req, res) => {
-    const route = `${req.method} ${new URL(req.url ?? '/', 'http://agent').pathname}`;
-    if (route === 'GET /ready')
-      return json(res, 200, { ready: true, enrolled: control !== undefined });
-    if (route === 'POST /enroll') {
-      if (control || !authorized(req.headers.authorization, enrollKey)) {
-        return json(res, control ? 409 : 401, {
-          error: control ? 'already enrolled' : 'unauthorized',
-        });
-      }
-      readJson(req).then(
-        (body) => {
-          const next = (body as { token?: unknown }).token;
-          if (typeof next !== 'string' || next.length < 32) {
-            return json(res, 400, { error: 'token must be a string of at least 32 characters' });
-          }
-          core.ctx.token = next;
-          token = digest(next);
-          control = controlHandler(next, core.handlers);
-          json(res, 200, { ok: true });
-        },
-        (err: unknown) => json(res, 400, { error: errorText(err) }),
-      );
-      return;
-    }
-    if (!control || !token) return json(res, 401, { error: 'not enrolled' });
-    if (route === 'GET /events') {
-      if (!authorized(req.headers.authorization, token))
-        return json(res, 401, { error: 'unauthorized' });
-      return events.attach(req.socket);
-    }
-    control(req, res);
+  const controlServer = createPodControl(settings.enrollKey, core.handlers, events, (token) => {
+    core.ctx.token = token;
   });
   servers.push(controlServer);
   // An app's own process.exit() ends this process before any callback: the exit is reported
@@ -105,15 +71,6 @@ async function main(): Promise<void> {
   });
   await listenTcp(controlServer, settings.podIP, settings.agentPort);
   await listenTcp(publicServer, settings.podIP, settings.publicPort);
-}
-
-function json(res: http.ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    'content-type': 'application/json',
-    'content-length': Buffer.byteLength(text),
-  });
-  res.end(text);
 }
 
 function listenTcp(server: net.Server, host: string, port: number): Promise<void> {

@@ -181,6 +181,44 @@ describe('kubernetes runtime (real API server, agent-sandbox controller, test no
     await runtime.reap(site);
   });
 
+  it("keeps a pod's agent to the control plane: one enroll, the enroll key is no token, nothing without the sandbox's own", async () => {
+    const sb = await runtime.claim('static', 'app-locked');
+    const ip = String(sb.address?.host);
+    const secret = await cluster.api.must<{ data: Record<string, string> }>(
+      'GET',
+      `/api/v1/namespaces/${NS}/secrets/slipway-sandbox-enroll`,
+    );
+    const enrollKey = Buffer.from(String(secret.data.static), 'base64').toString('utf8');
+    const agent = (path: string, token: string, body?: unknown) =>
+      fetch(`http://${ip}:9090${path}`, {
+        method: body === undefined ? 'GET' : 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      }).then((r) => r.status);
+    // Enrolled already by the claim: a second enroll, even with the key, is refused.
+    expect(await agent('/enroll', enrollKey, { token: 'x'.repeat(40) })).toBe(409);
+    expect(await agent('/enroll', 'not-the-key', { token: 'x'.repeat(40) })).toBe(401);
+    // The enroll key opens nothing else.
+    expect(await agent('/status', enrollKey)).toBe(401);
+    expect(await agent('/events', enrollKey)).toBe(401);
+    expect(
+      await agent('/inject', enrollKey, { sourceKey: 'static.v1', env: [], startTimeoutMs: 1000 }),
+    ).toBe(401);
+    // The runtime's own token still works: the sandbox was not taken over.
+    expect(await runtime.health(sb)).toBe(false);
+    await runtime.inject(sb, {
+      appId: 'app-locked',
+      version: 1,
+      sourceKey: 'static.v1',
+      template: 'static',
+      lane: 'fast',
+      env: [],
+      allowedHosts: [],
+    });
+    expect(await runtime.health(sb)).toBe(true);
+    await runtime.reap(sb);
+  });
+
   it('reports an app that exits at once with its exit code and last lines', async () => {
     blobs.set(
       'crash.v1',

@@ -62,6 +62,7 @@ describe('the dashboard: private and public apps', { timeout: 180_000 }, () => {
     await expect.poll(() => appRow(page, 'site').locator('.badge.access-private').count()).toBe(1);
     expect(await appRow(page, 'site').locator('th').textContent()).toBe('site Private');
     await expectAccessible(page, 'apps (private marker)');
+    await screenshot(page, 'apps-private');
   });
 
   it("shows the server's refusal like the page's other actions and changes nothing", async () => {

@@ -10,6 +10,10 @@
 #     crds/agent-sandbox/*.yaml     agents.x-k8s.io + extensions.agents.x-k8s.io CRDs from that module
 #     manifests/agent-sandbox/*.yaml  its install manifests (namespace, service account, RBAC) from k8s/
 #     crds/gateway-api/*.yaml       Gateway API standard channel (sigs.k8s.io/gateway-api config/crd/standard)
+#     bin/helm                      helm.sh/helm/v3/cmd/helm (lints, renders and installs charts/slipway)
+#     bin/kubeconform               github.com/yannh/kubeconform/cmd/kubeconform (validates rendered objects)
+#     crds/prometheus-operator/*.yaml  the ServiceMonitor CRD (github.com/prometheus-operator/prometheus-operator
+#                                   example/prometheus-operator-crd), for the chart's optional ServiceMonitor
 #     stamps/<component>            what was built (version + recipe); equal stamp + present output = skip
 #     src/<component>/              throwaway Go modules the binaries are built from
 #
@@ -21,6 +25,9 @@ set -euo pipefail
 K8S_VERSION=${K8S_VERSION:-v1.36.3}                    # k8s.io/kubernetes; go.mod says go 1.26.0
 AGENT_SANDBOX_VERSION=${AGENT_SANDBOX_VERSION:-v0.5.6} # built against k8s.io/* v0.36.3
 GATEWAY_API_VERSION=${GATEWAY_API_VERSION:-v1.6.3}     # v1.7 needs a newer Go than 1.26
+HELM_VERSION=${HELM_VERSION:-v3.22.0}
+KUBECONFORM_VERSION=${KUBECONFORM_VERSION:-v0.8.0}
+PROMETHEUS_OPERATOR_VERSION=${PROMETHEUS_OPERATOR_VERSION:-v0.85.0}
 RECIPE=1                                               # bump when the way something is built changes
 
 CACHE=${SLIPWAY_K8S_CACHE:-$HOME/.cache/slipway-k8s}
@@ -171,8 +178,77 @@ build_gateway_api() {
   log "gateway-api $GATEWAY_API_VERSION: $(ls "$CACHE/crds/gateway-api" | wc -l) files in $(took "$t0")"
 }
 
+# ---------------------------------------------------------------------------------------------
+# Chart tools: helm and kubeconform, each a plain `go build` of its command in a throwaway module.
+# build_tool NAME MODULE VERSION PACKAGE LDFLAGS
+build_tool() {
+  local name=$1 module=$2 version=$3 pkg=$4 ld=$5
+  local stamp="$name=$version recipe=$RECIPE"
+  if fresh "$name" "$stamp" "$CACHE/bin/$name"; then
+    log "$name $version: cached"
+    return
+  fi
+  local t0 src
+  t0=$(now)
+  src="$CACHE/src/$name"
+  rm -rf "$src" && mkdir -p "$src"
+  printf 'module slipway.test/%s-build\n\ngo 1.26.0\n\nrequire %s %s\n' "$name" "$module" "$version" >"$src/go.mod"
+  (
+    cd "$src"
+    go get "$pkg@$version"
+    go build -ldflags "-s -w $ld" -o "$CACHE/bin/$name.new" "$pkg"
+  )
+  mv "$CACHE/bin/$name.new" "$CACHE/bin/$name"
+  stamp "$name" "$stamp"
+  log "$name $version: built in $(took "$t0")"
+}
+
+# The ServiceMonitor CRD only (the chart suite installs it to render and apply the chart's
+# optional ServiceMonitor); nothing of the operator is built.
+build_servicemonitor_crd() {
+  local name=prometheus-operator
+  local stamp="prometheus-operator=$PROMETHEUS_OPERATOR_VERSION crds=servicemonitors recipe=$RECIPE"
+  if fresh "$name" "$stamp" "$CACHE/crds/prometheus-operator"; then
+    log "prometheus-operator $PROMETHEUS_OPERATOR_VERSION ServiceMonitor CRD: cached"
+    return
+  fi
+  local t0 dir
+  t0=$(now)
+  dir=$(moddir github.com/prometheus-operator/prometheus-operator "$PROMETHEUS_OPERATOR_VERSION")
+  rm -rf "$CACHE/crds/prometheus-operator.new" && mkdir -p "$CACHE/crds/prometheus-operator.new"
+  cp "$dir"/example/prometheus-operator-crd/monitoring.coreos.com_servicemonitors.yaml \
+    "$CACHE/crds/prometheus-operator.new/"
+  chmod -R u+w "$CACHE/crds/prometheus-operator.new"
+  rm -rf "$CACHE/crds/prometheus-operator"
+  mv "$CACHE/crds/prometheus-operator.new" "$CACHE/crds/prometheus-operator"
+  stamp "$name" "$stamp"
+  log "prometheus-operator $PROMETHEUS_OPERATOR_VERSION: ServiceMonitor CRD in $(took "$t0")"
+}
+
+# helm's Makefile stamps the Kubernetes version of its client-go into the binary: the default
+# .Capabilities.KubeVersion of `helm template` and `helm lint` (else v1.20, older than the chart allows).
+helm_ld() {
+  local gomod minor
+  gomod=$(go mod download -json "helm.sh/helm/v3@$HELM_VERSION" | sed -n 's/^\t"GoMod": "\(.*\)",$/\1/p')
+  minor=$(sed -n 's#^\tk8s\.io/client-go v0\.\([0-9]*\)\..*#\1#p' "$gomod")
+  [[ -n "$minor" ]] || { log "no k8s.io/client-go version in $gomod"; exit 1; }
+  local v=helm.sh/helm/v3
+  local ld="-X $v/internal/version.version=$HELM_VERSION -X $v/internal/version.gitTreeState=clean"
+  ld+=" -X $v/pkg/lint/rules.k8sVersionMajor=1 -X $v/pkg/lint/rules.k8sVersionMinor=$minor"
+  ld+=" -X $v/pkg/chartutil.k8sVersionMajor=1 -X $v/pkg/chartutil.k8sVersionMinor=$minor"
+  printf '%s' "$ld"
+}
+
 T0=$(now)
+if fresh helm "helm=$HELM_VERSION recipe=$RECIPE" "$CACHE/bin/helm"; then
+  log "helm $HELM_VERSION: cached"
+else
+  build_tool helm helm.sh/helm/v3 "$HELM_VERSION" helm.sh/helm/v3/cmd/helm "$(helm_ld)"
+fi
+build_tool kubeconform github.com/yannh/kubeconform "$KUBECONFORM_VERSION" \
+  github.com/yannh/kubeconform/cmd/kubeconform "-X main.version=$KUBECONFORM_VERSION"
 build_gateway_api
+build_servicemonitor_crd
 build_agent_sandbox
 build_kubernetes
 log "all parts ready in $CACHE ($(took "$T0"))"

@@ -1,0 +1,618 @@
+// The Helm chart (charts/slipway) against real parts: helm and kubeconform built from their Go
+// modules (build.sh), kubeconform's schemas generated from the test cluster's OpenAPI, and
+// install / upgrade / uninstall into the real API server (admission, RBAC, CRD validation).
+// No control plane pod runs (the test cluster has no kubelet for it), so what Slipway itself
+// writes at start (templates, pools, the enroll Secret) is not here.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseConfig } from '../../src/config/load.js';
+import { requiredAccess, type ResourceAccess } from '../../src/kube/required-access.js';
+import { sandboxNetworkPolicy } from '../../src/kube/sandbox-network-policy.js';
+import { chartSchemas } from './chart-schemas.js';
+import { CHART, ciValueFiles, find, helm, kubeconform, mustHelm, render } from './chart-tools.js';
+import { cacheDir, startCluster, waitFor, type Cluster, type K8sObject } from './cluster.js';
+
+const NS = 'slipway';
+let cluster: Cluster;
+let home: string;
+let schemaDir: string;
+const numbers: Record<string, number | boolean> = {};
+
+/** Every variant of the matrix: the default values and each ci/ value file. */
+const variants = (): [string, string[]][] => [
+  ['default', []],
+  ...Object.entries(ciValueFiles()).map(([name, file]): [string, string[]] => [name, ['-f', file]]),
+];
+
+beforeAll(async () => {
+  const t0 = Date.now();
+  cluster = await startCluster();
+  home = join(cluster.dir, 'helm');
+  await cluster.api.must('POST', '/api/v1/namespaces', { metadata: { name: NS } });
+  await waitFor(
+    'default service account in the namespace',
+    async () =>
+      (await cluster.api.get(`/api/v1/namespaces/${NS}/serviceaccounts/default`)).status === 200,
+  );
+  numbers.clusterStartMs = Date.now() - t0;
+});
+
+afterAll(async () => {
+  await cluster?.stop();
+  console.log(JSON.stringify({ timings: cluster?.timings, ...numbers }, null, 2));
+});
+
+const asTriples = (
+  rules: ResourceAccess[] | { apiGroups: string[]; resources: string[]; verbs: string[] }[],
+) =>
+  rules
+    .flatMap((r) =>
+      'group' in r
+        ? r.verbs.map((v) => `${r.group}/${r.resource}:${v}`)
+        : r.apiGroups.flatMap((g) =>
+            r.resources.flatMap((res) => r.verbs.map((v) => `${g}/${res}:${v}`)),
+          ),
+    )
+    .sort();
+
+// First, before the ServiceMonitor CRD is installed below.
+describe('prerequisites', () => {
+  it('helm install refuses an optional ServiceMonitor when its CRD is not served, saying why', async () => {
+    const res = await helm(
+      home,
+      ['install', 'slipway', CHART, '-n', NS, '--set', 'serviceMonitor.enabled=true'],
+      cluster.kubeconfig,
+    );
+    expect(res.code).not.toBe(0);
+    expect(res.stderr).toContain(
+      "serviceMonitor.enabled needs the Prometheus Operator's CRDs (monitoring.coreos.com/v1 ServiceMonitor)",
+    );
+    // Nothing was created.
+    const secrets = await cluster.api.must<{ items: K8sObject[] }>(
+      'GET',
+      `/api/v1/namespaces/${NS}/secrets?labelSelector=owner%3Dhelm`,
+    );
+    expect(secrets.items).toHaveLength(0);
+  });
+});
+
+describe('rendering: helm lint, helm template, kubeconform', () => {
+  beforeAll(async () => {
+    const crd = parseYaml(
+      readFileSync(
+        join(cacheDir, 'crds', 'prometheus-operator', 'monitoring.coreos.com_servicemonitors.yaml'),
+        'utf8',
+      ),
+    ) as K8sObject;
+    await cluster.api.must('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd);
+    await waitFor('ServiceMonitor CRD served', async () => {
+      const res = await cluster.api.get('/apis/monitoring.coreos.com/v1');
+      return res.status === 200;
+    });
+    const schemas = await chartSchemas(cluster.api, [
+      'monitoring.coreos.com/v1',
+      'extensions.agents.x-k8s.io/v1beta1',
+      'gateway.networking.k8s.io/v1',
+    ]);
+    schemaDir = schemas.dir;
+    numbers.schemasMs = schemas.ms;
+    numbers.schemasCached = schemas.cached;
+  });
+
+  it('lints --strict with the default values and with every ci value file', async () => {
+    expect(Object.keys(ciValueFiles())).toEqual(
+      ['configmap', 'ingress-routes', 'oidc', 's3', 'sqlite-pvc', 'tls-secret'].sort(),
+    );
+    for (const [name, args] of variants()) {
+      const res = await helm(home, ['lint', '--strict', CHART, ...args]);
+      expect(res.code, `${name}: ${res.stdout}${res.stderr}`).toBe(0);
+      expect(res.stdout).toContain('1 chart(s) linted, 0 chart(s) failed');
+    }
+  });
+
+  it('renders, for every variant, objects that kubeconform -strict validates, none skipped', async () => {
+    for (const [name, args] of variants()) {
+      const { text, objects } = await render(home, args);
+      const report = await kubeconform(schemaDir, text);
+      expect(report.code, `${name}: ${JSON.stringify(report.resources)}`).toBe(0);
+      expect(report.summary, name).toEqual({
+        valid: objects.length,
+        invalid: 0,
+        errors: 0,
+        skipped: 0,
+      });
+      for (const kind of [
+        'Deployment',
+        'Service',
+        'ServiceAccount',
+        'Role',
+        'RoleBinding',
+        'ConfigMap',
+        'NetworkPolicy',
+      ]) {
+        expect(
+          objects.some((o) => o.kind === kind),
+          `${name}: ${kind}`,
+        ).toBe(true);
+      }
+    }
+    const tls = await render(home, ['-f', ciValueFiles()['tls-secret'] as string]);
+    expect(tls.objects.map((o) => o.kind)).toEqual(
+      expect.arrayContaining(['Ingress', 'ServiceMonitor']),
+    );
+    const dflt = await render(home);
+    expect(dflt.objects.map((o) => o.kind)).toEqual(
+      expect.arrayContaining([
+        'HTTPRoute',
+        'PersistentVolumeClaim',
+        'PodDisruptionBudget',
+        'Secret',
+      ]),
+    );
+  });
+
+  it('kubeconform catches an unknown field and a wrong type (the schemas are strict)', async () => {
+    const { objects } = await render(home);
+    const deployment = structuredClone(find(objects, 'Deployment'));
+    (deployment.spec as { replica?: number }).replica = 1;
+    const unknown = await kubeconform(schemaDir, JSON.stringify(deployment));
+    expect(unknown.summary.invalid).toBe(1);
+    expect(unknown.resources?.[0]?.msg).toMatch(/replica/);
+    const route = structuredClone(find(objects, 'HTTPRoute'));
+    (route.spec as { hostnames: unknown }).hostnames = 'not-a-list';
+    const wrongType = await kubeconform(schemaDir, JSON.stringify(route));
+    expect(wrongType.summary.invalid).toBe(1);
+  });
+
+  it('renders a config that Slipway itself accepts, with the values in it, for every variant', async () => {
+    for (const [name, args] of variants()) {
+      const { objects } = await render(home, args);
+      const cm = find(objects, 'ConfigMap', 'slipway-config') as K8sObject & {
+        data: Record<string, string>;
+      };
+      const config = parseConfig(parseYaml(cm.data['config.yaml'] as string));
+      const egress = objects.find(
+        (o) => o.kind === 'Service' && o.metadata?.name === 'slipway-egress',
+      );
+      expect(egress, name).toBeDefined();
+      expect(config.runtime.backend, name).toBe('kubernetes');
+      expect(config.runtime.kubernetes.networkPolicy.enabled, name).toBe(false);
+      expect(config.runtime.kubernetes.egress).toMatchObject({
+        listen: '0.0.0.0:3128',
+        service: 'slipway-egress',
+      });
+      expect(config.runtime.kubernetes.routes.controlPlaneService).toEqual({
+        name: 'slipway',
+        port: 80,
+      });
+      expect(config.kubernetes.namespace).toBe(NS);
+      expect(config.sources.backend).toBe('s3');
+      expect(config.server.dataDir).toBe('/data');
+    }
+    const cfg = async (file: string) => {
+      const { objects } = await render(home, ['-f', ciValueFiles()[file] as string]);
+      const cm = find(objects, 'ConfigMap') as K8sObject & { data: Record<string, string> };
+      return parseConfig(parseYaml(cm.data['config.yaml'] as string));
+    };
+    const pvc = await cfg('sqlite-pvc');
+    expect(pvc.runtime).toMatchObject({ poolSize: 1, memoryLimitMB: 256, cpu: 0.5 });
+    expect(pvc.runtime.egress.allowPrivate).toEqual(['10.1.2.3', 'internal-api.corp']);
+    expect((await cfg('configmap')).store.backend).toBe('configmap');
+    const oidc = await cfg('oidc');
+    expect(oidc.auth).toMatchObject({ mode: 'oidc', identityCacheTTL: '10s' });
+    expect(oidc.auth.oidc).toMatchObject({
+      issuer: 'https://idp.example.com/realms/main',
+      adminRole: 'platform-admin',
+    });
+    expect(oidc.server.logLevel).toBe('debug');
+    const s3 = await cfg('s3');
+    expect(s3.sources.s3).toMatchObject({
+      endpoint: 'http://minio.storage.svc:9000',
+      prefix: 'slipway/sources/',
+      forcePathStyle: true,
+      presignExpiry: '2m',
+    });
+    expect((await cfg('tls-secret')).auth.tls).toMatchObject({
+      enabled: true,
+      certFile: '/etc/slipway/tls/tls.crt',
+    });
+    expect((await cfg('ingress-routes')).runtime.kubernetes.routes).toMatchObject({
+      kind: 'ingress',
+      ingressClassName: 'nginx',
+    });
+  });
+
+  it('grants in its Role exactly the access Slipway checks for, for every variant', async () => {
+    for (const [name, args] of variants()) {
+      const { objects } = await render(home, args);
+      const cm = find(objects, 'ConfigMap') as K8sObject & { data: Record<string, string> };
+      const config = parseConfig(parseYaml(cm.data['config.yaml'] as string));
+      const role = find(objects, 'Role') as K8sObject & {
+        rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[];
+      };
+      const needs = {
+        routeKind: config.runtime.kubernetes.routes.kind,
+        configMapStore: config.store.backend === 'configmap',
+        networkPolicy: config.runtime.kubernetes.networkPolicy.enabled,
+      };
+      expect(asTriples(role.rules), name).toEqual(asTriples(requiredAccess(needs)));
+    }
+  });
+
+  it('renders the sandbox NetworkPolicy the runtime would write', async () => {
+    for (const [name, args] of variants()) {
+      const { objects } = await render(home, args);
+      const policy = find(objects, 'NetworkPolicy');
+      const ns = (
+        policy.spec?.ingress as {
+          from: { namespaceSelector?: { matchLabels: Record<string, string> } }[];
+        }[]
+      )
+        .flatMap((r) => r.from)
+        .find((f) => f.namespaceSelector)?.namespaceSelector?.matchLabels[
+        'kubernetes.io/metadata.name'
+      ];
+      const expected = sandboxNetworkPolicy(NS, {
+        sandboxSelector: { 'slipway.dev/sandbox': 'true' },
+        controlPlaneSelector: {
+          'app.kubernetes.io/name': 'slipway',
+          'app.kubernetes.io/instance': 'slipway',
+        },
+        egressGatePort: 3128,
+        agentPort: 9090,
+        appPort: 8080,
+        ...(ns
+          ? {
+              ingressFrom: [
+                { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } } },
+              ],
+            }
+          : {}),
+      });
+      expect(policy.spec, name).toEqual(expected.spec);
+      const ingressNamespace =
+        name === 'configmap'
+          ? undefined
+          : name === 'tls-secret' || name === 'ingress-routes'
+            ? 'ingress-nginx'
+            : 'gateway-system';
+      expect(ns, name).toBe(ingressNamespace);
+    }
+  });
+
+  it('hardens the control plane pod: non-root, read-only root, RuntimeDefault, no capabilities, probes', async () => {
+    for (const [name, args] of variants()) {
+      const { objects } = await render(home, args);
+      const deployment = find(objects, 'Deployment') as K8sObject & {
+        spec: { template: { spec: PodSpec }; strategy: { type: string } };
+      };
+      const pod = deployment.spec.template.spec;
+      const c = pod.containers[0] as Container;
+      expect(pod.securityContext).toMatchObject({
+        runAsNonRoot: true,
+        runAsUser: 65532,
+        seccompProfile: { type: 'RuntimeDefault' },
+      });
+      expect(c.securityContext).toEqual({
+        allowPrivilegeEscalation: false,
+        readOnlyRootFilesystem: true,
+        runAsNonRoot: true,
+        capabilities: { drop: ['ALL'] },
+      });
+      expect(c.livenessProbe.httpGet.path).toBe('/healthz');
+      expect(c.readinessProbe.httpGet.path).toBe('/readyz');
+      const scheme = name === 'tls-secret' ? 'HTTPS' : 'HTTP';
+      expect([c.livenessProbe.httpGet.scheme, c.readinessProbe.httpGet.scheme]).toEqual([
+        scheme,
+        scheme,
+      ]);
+      expect(c.resources.limits).toMatchObject({ memory: '1Gi' });
+      expect(c.volumeMounts.map((m) => m.mountPath)).toEqual(
+        expect.arrayContaining(['/data', '/tmp']),
+      );
+      const sqlitePvc =
+        name === 'default' ||
+        name === 'sqlite-pvc' ||
+        name === 'tls-secret' ||
+        name === 's3' ||
+        name === 'oidc';
+      expect(deployment.spec.strategy.type, name).toBe(sqlitePvc ? 'Recreate' : 'RollingUpdate');
+      const envNames = (c.env ?? []).map((e) => e.name);
+      expect(envNames.includes('SVC_AUTH_API_KEY'), name).toBe(name !== 'oidc');
+      expect(envNames.includes('AWS_SECRET_ACCESS_KEY'), name).toBe(name === 's3');
+      // Secrets reach the pod by reference only: no value in the rendered env.
+      expect((c.env ?? []).filter((e) => e.value !== undefined).map((e) => e.name)).toEqual([
+        'SVC_CONFIG',
+      ]);
+    }
+  });
+
+  it('refuses bad values at install with a message naming the value', async () => {
+    const bad: [string[], RegExp][] = [
+      [['--set', 'sandboxes.poolSize=-1'], /\/sandboxes\/poolSize': minimum/],
+      [['--set', 'store.backend=postgres'], /\/store\/backend': value must be one of/],
+      [['--set', 'auth.mode=oidc'], /\/auth\/oidc\/issuer': minLength/],
+      [['--set', 'routes.kind=ingress'], /\/routes\/ingressClassName': minLength/],
+      [['--set', 'config.runtime.backend=local'], /\/config\/runtime\/backend'/],
+      [['--set', 'sources.s3.bucket=Not_A_Bucket'], /\/sources\/s3\/bucket'/],
+    ];
+    for (const [args, message] of bad) {
+      const res = await helm(
+        home,
+        ['install', 'slipway', CHART, '-n', NS, ...args],
+        cluster.kubeconfig,
+      );
+      expect(res.code, args.join(' ')).not.toBe(0);
+      expect(res.stderr).toContain("values don't meet the specifications of the schema(s)");
+      expect(res.stderr).toMatch(message);
+    }
+  });
+});
+
+describe('install, upgrade and uninstall in the test cluster', () => {
+  const LABEL = 'app.kubernetes.io%2Finstance%3Dslipway';
+  /** The namespaced objects of the release, by kind, as the API lists them. */
+  const KINDS: [string, string][] = [
+    ['ConfigMap', '/api/v1/namespaces/slipway/configmaps'],
+    ['Secret', '/api/v1/namespaces/slipway/secrets'],
+    ['Service', '/api/v1/namespaces/slipway/services'],
+    ['ServiceAccount', '/api/v1/namespaces/slipway/serviceaccounts'],
+    ['PersistentVolumeClaim', '/api/v1/namespaces/slipway/persistentvolumeclaims'],
+    ['Deployment', '/apis/apps/v1/namespaces/slipway/deployments'],
+    ['Role', '/apis/rbac.authorization.k8s.io/v1/namespaces/slipway/roles'],
+    ['RoleBinding', '/apis/rbac.authorization.k8s.io/v1/namespaces/slipway/rolebindings'],
+    ['NetworkPolicy', '/apis/networking.k8s.io/v1/namespaces/slipway/networkpolicies'],
+    ['Ingress', '/apis/networking.k8s.io/v1/namespaces/slipway/ingresses'],
+    ['PodDisruptionBudget', '/apis/policy/v1/namespaces/slipway/poddisruptionbudgets'],
+    ['HTTPRoute', '/apis/gateway.networking.k8s.io/v1/namespaces/slipway/httproutes'],
+    ['ServiceMonitor', '/apis/monitoring.coreos.com/v1/namespaces/slipway/servicemonitors'],
+  ];
+  const listed = async () => {
+    const out: string[] = [];
+    for (const [kind, path] of KINDS) {
+      const list = await cluster.api.must<{ items: K8sObject[] }>(
+        'GET',
+        `${path}?labelSelector=${LABEL}`,
+      );
+      out.push(...list.items.map((o) => `${kind}/${o.metadata?.name}`));
+    }
+    return out.sort();
+  };
+  const kubectlLike = (args: string[]) => mustHelm(home, args, cluster.kubeconfig);
+  const sa = async () => {
+    const res = await cluster.api.must<{ status: { token: string } }>(
+      'POST',
+      `/api/v1/namespaces/${NS}/serviceaccounts/slipway/token`,
+      {
+        apiVersion: 'authentication.k8s.io/v1',
+        kind: 'TokenRequest',
+        spec: { expirationSeconds: 600 },
+      },
+    );
+    return cluster.api.as(res.status.token);
+  };
+  type Ask = { verb: string; group: string; resource: string; namespace?: string };
+  const allowed = async (api: Cluster['api'], ask: Ask) => {
+    const review = await api.must<{ status: { allowed: boolean } }>(
+      'POST',
+      '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
+      {
+        apiVersion: 'authorization.k8s.io/v1',
+        kind: 'SelfSubjectAccessReview',
+        spec: {
+          resourceAttributes: {
+            namespace: ask.namespace ?? NS,
+            verb: ask.verb,
+            group: ask.group,
+            resource: ask.resource,
+          },
+        },
+      },
+    );
+    return review.status.allowed;
+  };
+  const configOf = async () => {
+    const cm = await cluster.api.must<K8sObject & { data: Record<string, string> }>(
+      'GET',
+      `/api/v1/namespaces/${NS}/configmaps/slipway-config`,
+    );
+    return parseConfig(parseYaml(cm.data['config.yaml'] as string));
+  };
+  const deployment = () =>
+    cluster.api.must<
+      K8sObject & {
+        metadata: { generation: number };
+        spec: {
+          strategy: { type: string };
+          template: { metadata: { annotations: Record<string, string> } };
+        };
+      }
+    >('GET', `/apis/apps/v1/namespaces/${NS}/deployments/slipway`);
+
+  it('installs: every object is accepted by the API server, and NOTES say how to get the first key', async () => {
+    await cluster.api.must('POST', `/api/v1/namespaces/${NS}/secrets`, {
+      metadata: { name: 'slipway-s3' },
+      stringData: { AWS_ACCESS_KEY_ID: 'test-access', AWS_SECRET_ACCESS_KEY: 'test-secret' },
+    });
+    const t0 = Date.now();
+    const out = await kubectlLike([
+      'install',
+      'slipway',
+      CHART,
+      '-n',
+      NS,
+      '--set',
+      'sources.s3.existingSecret=slipway-s3',
+      '--set',
+      'serviceMonitor.enabled=true',
+    ]);
+    numbers.helmInstallMs = Date.now() - t0;
+    expect(out).toContain('STATUS: deployed');
+    expect(out).toContain(
+      "kubectl -n slipway get secret slipway-api-key -o jsonpath='{.data.api-key}' | base64 -d",
+    );
+    expect(out).toContain('Slipway itself writes the SandboxTemplates');
+    const manifest = await kubectlLike(['get', 'manifest', 'slipway', '-n', NS]);
+    const rendered = manifest
+      .split(/^---$/m)
+      .map((d) => parseYaml(d) as K8sObject | null)
+      .filter((o): o is K8sObject => o !== null)
+      .map((o) => `${o.kind}/${o.metadata?.name}`)
+      .sort();
+    expect(rendered).toEqual(
+      [
+        'ConfigMap/slipway-config',
+        'Deployment/slipway',
+        'HTTPRoute/slipway',
+        'NetworkPolicy/slipway-sandboxes',
+        'PersistentVolumeClaim/slipway-data',
+        'PodDisruptionBudget/slipway',
+        'Role/slipway',
+        'RoleBinding/slipway',
+        'Secret/slipway-api-key',
+        'Service/slipway',
+        'Service/slipway-egress',
+        'ServiceAccount/slipway',
+        'ServiceMonitor/slipway',
+      ].sort(),
+    );
+    expect(await listed()).toEqual(rendered);
+    const key = await cluster.api.must<{ data: Record<string, string> }>(
+      'GET',
+      `/api/v1/namespaces/${NS}/secrets/slipway-api-key`,
+    );
+    expect(Buffer.from(key.data['api-key'] as string, 'base64').toString()).toMatch(
+      /^[A-Za-z0-9]{40}$/,
+    );
+    // The egress gate's Service has the ClusterIP Slipway writes into the sandbox pods' env.
+    const egress = await cluster.api.must<{ spec: { clusterIP: string } }>(
+      'GET',
+      `/api/v1/namespaces/${NS}/services/slipway-egress`,
+    );
+    expect(egress.spec.clusterIP).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
+  });
+
+  it('gives the service account exactly what Slipway uses, and not more', async () => {
+    const api = await sa();
+    const needs = { routeKind: 'httproute', configMapStore: false, networkPolicy: false } as const;
+    for (const r of requiredAccess(needs)) {
+      for (const verb of r.verbs) {
+        expect(
+          await allowed(api, { verb, group: r.group, resource: r.resource }),
+          `${verb} ${r.resource}`,
+        ).toBe(true);
+      }
+    }
+    const denied: Ask[] = [
+      { verb: 'delete', group: '', resource: 'pods' },
+      { verb: 'create', group: '', resource: 'pods' },
+      { verb: 'get', group: '', resource: 'secrets', namespace: 'kube-system' },
+      { verb: 'list', group: '', resource: 'secrets' },
+      {
+        verb: 'create',
+        group: 'rbac.authorization.k8s.io',
+        resource: 'clusterroles',
+        namespace: '',
+      },
+      { verb: 'create', group: 'rbac.authorization.k8s.io', resource: 'rolebindings' },
+      { verb: 'list', group: '', resource: 'nodes', namespace: '' },
+      { verb: 'create', group: 'networking.k8s.io', resource: 'networkpolicies' },
+      { verb: 'list', group: '', resource: 'configmaps' },
+      { verb: 'create', group: 'agents.x-k8s.io', resource: 'sandboxes' },
+      { verb: 'delete', group: 'extensions.agents.x-k8s.io', resource: 'sandboxtemplates' },
+      { verb: 'list', group: 'networking.k8s.io', resource: 'ingresses' },
+      {
+        verb: 'create',
+        group: 'extensions.agents.x-k8s.io',
+        resource: 'sandboxclaims',
+        namespace: 'default',
+      },
+    ];
+    for (const ask of denied) {
+      expect(await allowed(api, ask), `${ask.verb} ${ask.resource} in ${ask.namespace ?? NS}`).toBe(
+        false,
+      );
+    }
+    // Real calls as the account, not only reviews.
+    expect(
+      (await api.get(`/apis/extensions.agents.x-k8s.io/v1beta1/namespaces/${NS}/sandboxwarmpools`))
+        .status,
+    ).toBe(200);
+    expect((await api.get(`/api/v1/namespaces/${NS}/pods`)).status).toBe(403);
+  });
+
+  it('upgrades with changed values: the ConfigMap changes, the Deployment rolls, the Role follows the store', async () => {
+    const before = await deployment();
+    const keyBefore = await cluster.api.must<{ data: Record<string, string> }>(
+      'GET',
+      `/api/v1/namespaces/${NS}/secrets/slipway-api-key`,
+    );
+    await kubectlLike([
+      'upgrade',
+      'slipway',
+      CHART,
+      '-n',
+      NS,
+      '--reuse-values',
+      '--set',
+      'sandboxes.poolSize=3',
+      '--set',
+      'sandboxes.image=slipway/agent:0.2.0',
+      '--set',
+      'store.backend=configmap',
+    ]);
+    const config = await configOf();
+    expect(config.runtime.poolSize).toBe(3);
+    expect(config.runtime.kubernetes.image).toBe('slipway/agent:0.2.0');
+    expect(config.store.backend).toBe('configmap');
+    const after = await deployment();
+    expect(after.metadata.generation).toBe(before.metadata.generation + 1);
+    expect(after.spec.template.metadata.annotations['checksum/config']).not.toBe(
+      before.spec.template.metadata.annotations['checksum/config'],
+    );
+    expect([before.spec.strategy.type, after.spec.strategy.type]).toEqual([
+      'Recreate',
+      'RollingUpdate',
+    ]);
+    // The generated API key survives the upgrade.
+    const keyAfter = await cluster.api.must<{ data: Record<string, string> }>(
+      'GET',
+      `/api/v1/namespaces/${NS}/secrets/slipway-api-key`,
+    );
+    expect(keyAfter.data['api-key']).toBe(keyBefore.data['api-key']);
+    const api = await sa();
+    for (const verb of ['get', 'list', 'watch', 'create', 'update', 'delete']) {
+      expect(await allowed(api, { verb, group: '', resource: 'configmaps' }), verb).toBe(true);
+    }
+    // The PVC is no longer rendered, and kept (helm.sh/resource-policy: keep).
+    const objects = await listed();
+    expect(objects).toContain('PersistentVolumeClaim/slipway-data');
+  });
+
+  it('uninstalls leaving only the kept PVC (and nothing of helm)', async () => {
+    await kubectlLike(['uninstall', 'slipway', '-n', NS, '--wait']);
+    expect(await listed()).toEqual(['PersistentVolumeClaim/slipway-data']);
+    const helmRecords = await cluster.api.must<{ items: K8sObject[] }>(
+      'GET',
+      `/api/v1/namespaces/${NS}/secrets?labelSelector=owner%3Dhelm`,
+    );
+    expect(helmRecords.items).toHaveLength(0);
+    const secrets = await cluster.api.must<{ items: K8sObject[] }>(
+      'GET',
+      `/api/v1/namespaces/${NS}/secrets`,
+    );
+    expect(secrets.items.map((s) => s.metadata?.name)).toEqual(['slipway-s3']);
+  });
+});
+
+type Container = {
+  securityContext: unknown;
+  livenessProbe: { httpGet: { path: string; scheme: string } };
+  readinessProbe: { httpGet: { path: string; scheme: string } };
+  resources: { limits: Record<string, string> };
+  volumeMounts: { mountPath: string }[];
+  env?: { name: string; value?: string }[];
+};
+type PodSpec = { securityContext: unknown; containers: Container[] };

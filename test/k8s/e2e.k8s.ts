@@ -28,7 +28,14 @@ const BOB = 'bob-k8s-e2e-key-0123456789abcdef';
 const ADMIN = 'ops-k8s-e2e-key-0123456789abcdef';
 const BUCKET = 'slipway-k8s-sources';
 
-type App = { app_id: string; name: string; phase: string; url?: string; reason?: string };
+type App = {
+  app_id: string;
+  name: string;
+  phase: string;
+  url?: string;
+  reason?: string;
+  message?: string;
+};
 
 function appSource(text: string): Promise<Buffer> {
   const dir = mkdtempSync(join(tmpdir(), 'k8s-app-'));
@@ -49,8 +56,6 @@ describe('Slipway on Kubernetes (real API server, agent-sandbox, S3 sources)', (
   let dataDir: string;
   let config: RawConfig;
   let gatePort: number;
-  /** Pods the node must not run (a template whose pods never turn Ready). */
-  const broken = new Set<string>();
 
   const claimsOf = async (appId: string) =>
     (
@@ -68,9 +73,7 @@ describe('Slipway on Kubernetes (real API server, agent-sandbox, S3 sources)', (
     node = await startTestNode({
       cluster,
       namespace: NS,
-      agentCommand: podAgentCommand(bundle, (pod) =>
-        broken.has(pod.metadata?.labels?.['slipway.dev/template'] ?? ''),
-      ),
+      agentCommand: podAgentCommand(bundle),
     });
     await cluster.api.must('POST', '/api/v1/namespaces', { metadata: { name: NS } });
     dataDir = mkdtempSync(join(tmpdir(), 'slipway-k8s-e2e-'));
@@ -94,7 +97,7 @@ describe('Slipway on Kubernetes (real API server, agent-sandbox, S3 sources)', (
         poolSize: 1,
         startTimeout: '15s',
         kubernetes: {
-          claimTimeout: '2s',
+          claimTimeout: '20s',
           versions: { node: process.versions.node },
           // One port across restarts: warm pods keep the gate address they were made with.
           egress: { listen: `127.0.0.1:${gatePort}`, address: '127.0.0.1' },
@@ -357,62 +360,75 @@ http.createServer(async (req, res) => {
 
   it('deletes an app: its claim, sandbox and pod are gone', async () => {
     const app = await deployed('k8s-gone', await appSource('short-lived'));
+    type Bound = { status?: { sandbox?: { name?: string; podIPs?: string[] } } };
     const [claim] = await claimsOf(app.app_id);
     expect(claim).toBeDefined();
+    const bound = await cluster.api.must<Bound>(
+      'GET',
+      `${EXT}/namespaces/${NS}/sandboxclaims/${claim?.metadata.name}`,
+    );
+    const sandboxName = String(bound.status?.sandbox?.name);
+    const podIP = String(bound.status?.sandbox?.podIPs?.[0]);
     const del = await call(server.baseURL, `/v1/apps/${app.app_id}`, {
       method: 'DELETE',
       token: ALICE,
     });
     expect(del.status).toBe(204);
-    await waitFor('claim gone', async () => (await claimsOf(app.app_id)).length === 0, 30_000);
-    const sandbox = await cluster.api.get(
-      `${EXT}/namespaces/${NS}/sandboxclaims/${claim?.metadata.name}`,
+    await waitFor(
+      'claim, sandbox and pod gone',
+      async () => {
+        const sandbox = await cluster.api.get(
+          `/apis/agents.x-k8s.io/v1beta1/namespaces/${NS}/sandboxes/${sandboxName}`,
+        );
+        const running = [...node.running().values()].some((p) => p.ip === podIP);
+        return (await claimsOf(app.app_id)).length === 0 && sandbox.status === 404 && !running;
+      },
+      30_000,
     );
-    expect(sandbox.status).toBe(404);
     expect((await fetchApp(String(app.url))).status).toBe(404);
   });
 
   it('fails an app whose claims never bind with ClaimFailed, after retries, leaving no claim', async () => {
-    // No pod of the static template turns Ready any more, and the pool has none left Ready.
-    broken.add('static');
-    const pools = await cluster.api.must<{ items: { metadata: { name: string } }[] }>(
-      'GET',
-      `${EXT}/namespaces/${NS}/sandboxwarmpools?labelSelector=${encodeURIComponent('slipway.dev/template=static')}`,
-    );
-    expect(pools.items).toHaveLength(1);
-    const staticPool = `${EXT}/namespaces/${NS}/sandboxwarmpools/${pools.items[0]?.metadata.name}`;
-    await cluster.api.request(
-      'PATCH',
-      staticPool,
-      { spec: { replicas: 0 } },
-      'application/merge-patch+json',
-    );
-    await waitFor(
-      'static pool drained',
-      async () => {
-        const pool = await cluster.api.must('GET', staticPool);
-        return (pool.status?.readyReplicas ?? 0) === 0;
+    // A second Slipway in a namespace whose pods no node runs: no claim there ever binds.
+    const lonely = 'slipway-unbound';
+    await cluster.api.must('POST', '/api/v1/namespaces', { metadata: { name: lonely } });
+    const other = await startTestServer({
+      ...config,
+      kubernetes: { namespace: lonely, kubeconfig: cluster.kubeconfig },
+      runtime: {
+        ...(config.runtime as object),
+        kubernetes: {
+          claimTimeout: '1s',
+          egress: { listen: `127.0.0.1:${await freePort()}`, address: '127.0.0.1' },
+        },
       },
-      30_000,
-    );
-    const res = await deploy(
-      server.baseURL,
-      ALICE,
-      { name: 'k8s-unbound' },
-      await tarGzDir(join('examples', 'static')),
-    );
-    expect([200, 202]).toContain(res.status);
-    const app = (await waitForPhase(
-      server.baseURL,
-      ALICE,
-      'k8s-unbound',
-      ['Ready', 'Failed'],
-      90_000,
-    )) as App;
-    expect(app.phase).toBe('Failed');
-    expect(app.reason).toBe('ClaimFailed');
-    expect(await claimsOf('k8s-unbound')).toHaveLength(0);
-    broken.delete('static');
+    });
+    try {
+      const res = await deploy(
+        other.baseURL,
+        ALICE,
+        { name: 'k8s-unbound' },
+        await tarGzDir(join('examples', 'static')),
+      );
+      expect([200, 202]).toContain(res.status);
+      const app = (await waitForPhase(
+        other.baseURL,
+        ALICE,
+        'k8s-unbound',
+        ['Ready', 'Failed'],
+        90_000,
+      )) as App;
+      expect(app.phase).toBe('Failed');
+      expect(app.reason).toBe('ClaimFailed');
+      expect(app.message).toMatch(/after 5 retries: no warm static sandbox/);
+      const left = await cluster.api.must<{ items: unknown[] }>(
+        'GET',
+        `${EXT}/namespaces/${lonely}/sandboxclaims`,
+      );
+      expect(left.items).toHaveLength(0);
+    } finally {
+      await other.stop();
+    }
   }, 120_000);
 
   it('restarts the control plane with apps Ready: they come back and serve', async () => {

@@ -19,43 +19,36 @@ export async function bundlePodAgent(): Promise<string> {
 
 let nextAppPort = 20_000 + (process.pid % 1000) * 20;
 
-/** `refuse(pod)`: that pod's container exits at once, so it never turns Ready (a broken node). */
-export function podAgentCommand(
-  bundle: string,
-  refuse: (pod: Pod) => boolean = () => false,
-): (pod: Pod, ip: string) => AgentProcess {
-  return (pod) =>
-    refuse(pod)
-      ? { command: process.execPath, args: ['-e', 'process.exit(1)'] }
-      : {
-          command: 'bwrap',
-          args: [
-            '--die-with-parent',
-            '--unshare-pid',
-            '--bind',
-            '/',
-            '/',
-            '--proc',
-            '/proc',
-            '--dev',
-            '/dev',
-            '--tmpfs',
-            '/tmp',
-            '--tmpfs',
-            '/app',
-            '--tmpfs',
-            '/opt',
-            '--ro-bind',
-            bundle,
-            '/opt/slipway/agent.mjs',
-            '--chdir',
-            '/',
-            process.execPath,
-            '/opt/slipway/agent.mjs',
-          ],
-          env: {
-            SLIPWAY_APP_PORT: String(nextAppPort++),
-            SLIPWAY_PROXY_PORT: String(nextAppPort++),
-          },
-        };
+export function podAgentCommand(bundle: string): (pod: Pod, ip: string) => AgentProcess {
+  return () => ({
+    command: 'bwrap',
+    args: [
+      '--die-with-parent',
+      '--unshare-pid',
+      '--bind',
+      '/',
+      '/',
+      '--proc',
+      '/proc',
+      '--dev',
+      '/dev',
+      '--tmpfs',
+      '/tmp',
+      '--tmpfs',
+      '/app',
+      '--tmpfs',
+      '/opt',
+      '--ro-bind',
+      bundle,
+      '/opt/slipway/agent.mjs',
+      '--chdir',
+      '/',
+      process.execPath,
+      '/opt/slipway/agent.mjs',
+    ],
+    env: {
+      SLIPWAY_APP_PORT: String(nextAppPort++),
+      SLIPWAY_PROXY_PORT: String(nextAppPort++),
+    },
+  });
 }

@@ -3,13 +3,14 @@
 // install / upgrade / uninstall into the real API server (admission, RBAC, CRD validation).
 // No control plane pod runs (the test cluster has no kubelet for it), so what Slipway itself
 // writes at start (templates, pools, the enroll Secret) is not here.
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
 import { requiredAccess, type ResourceAccess } from '../../src/kube/required-access.js';
 import { sandboxNetworkPolicy } from '../../src/kube/sandbox-network-policy.js';
+import { sandboxTemplate, warmPool } from '../../src/runtime/kubernetes/sandbox-template.js';
 import { chartSchemas } from './chart-schemas.js';
 import { CHART, ciValueFiles, find, helm, kubeconform, mustHelm, render } from './chart-tools.js';
 import { cacheDir, startCluster, waitFor, type Cluster, type K8sObject } from './cluster.js';
@@ -164,6 +165,40 @@ describe('rendering: helm lint, helm template, kubeconform', () => {
     (route.spec as { hostnames: unknown }).hostnames = 'not-a-list';
     const wrongType = await kubeconform(schemaDir, JSON.stringify(route));
     expect(wrongType.summary.invalid).toBe(1);
+  });
+
+  it('configures the SandboxTemplates and SandboxWarmPools Slipway writes, valid against the agent-sandbox CRDs', async () => {
+    // Slipway writes them at start (README of the chart): what it would write from each rendered
+    // config goes through kubeconform against the agent-sandbox CRD schemas.
+    for (const [name, args] of variants()) {
+      const { objects } = await render(home, args);
+      const cm = find(objects, 'ConfigMap') as K8sObject & { data: Record<string, string> };
+      const { runtime } = parseConfig(parseYaml(cm.data['config.yaml'] as string));
+      const pod = {
+        image: runtime.kubernetes.image,
+        command: runtime.kubernetes.command,
+        memoryLimitMB: runtime.memoryLimitMB,
+        cpu: runtime.cpu,
+      };
+      const written = ['static', 'node', 'python'].flatMap((t) => [
+        sandboxTemplate(t, pod, '10.96.0.40:3128'),
+        warmPool(t, runtime.poolSize, '0123abcd'),
+      ]);
+      const report = await kubeconform(
+        schemaDir,
+        written.map((o) => JSON.stringify(o)).join('\n---\n'),
+      );
+      expect(report.summary, `${name}: ${JSON.stringify(report.resources)}`).toEqual({
+        valid: 6,
+        invalid: 0,
+        errors: 0,
+        skipped: 0,
+      });
+      const values =
+        name === 'sqlite-pvc' ? { poolSize: 1, memory: '256Mi' } : { poolSize: 2, memory: '512Mi' };
+      expect((written[1]?.spec as { replicas: number }).replicas, name).toBe(values.poolSize);
+      expect(JSON.stringify(written[0]), name).toContain(`"memory":"${values.memory}"`);
+    }
   });
 
   it('renders a config that Slipway itself accepts, with the values in it, for every variant', async () => {
@@ -380,7 +415,30 @@ describe('install, upgrade and uninstall in the test cluster', () => {
     }
     return out.sort();
   };
-  const kubectlLike = (args: string[]) => mustHelm(home, args, cluster.kubeconfig);
+  // helm runs as a namespace admin (INSTALLER_RULES), not as a cluster admin.
+  let installerKubeconfig: string;
+  const asInstaller = (args: string[]) => mustHelm(home, args, installerKubeconfig);
+  beforeAll(async () => {
+    installerKubeconfig = await namespaceInstaller(NS, INSTALLER_RULES);
+  });
+
+  it('is refused by RBAC for an installer who does not hold what the Role grants (no escalation)', async () => {
+    const ns = 'escalation';
+    await cluster.api.must('POST', '/api/v1/namespaces', { metadata: { name: ns } });
+    const narrow = await namespaceInstaller(
+      ns,
+      INSTALLER_RULES.filter((r) => r.apiGroups[0] !== 'extensions.agents.x-k8s.io'),
+    );
+    const res = await helm(home, ['install', 'slipway', CHART, '-n', ns], narrow);
+    expect(res.code).not.toBe(0);
+    expect(res.stderr).toMatch(/attempting to grant RBAC permissions not currently held/);
+    expect(res.stderr).toContain('extensions.agents.x-k8s.io');
+    const roles = await cluster.api.must<{ items: K8sObject[] }>(
+      'GET',
+      `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`,
+    );
+    expect(roles.items.map((r) => r.metadata?.name)).toEqual(['installer']);
+  });
   const sa = async () => {
     const res = await cluster.api.must<{ status: { token: string } }>(
       'POST',
@@ -437,7 +495,7 @@ describe('install, upgrade and uninstall in the test cluster', () => {
       stringData: { AWS_ACCESS_KEY_ID: 'test-access', AWS_SECRET_ACCESS_KEY: 'test-secret' },
     });
     const t0 = Date.now();
-    const out = await kubectlLike([
+    const out = await asInstaller([
       'install',
       'slipway',
       CHART,
@@ -454,7 +512,7 @@ describe('install, upgrade and uninstall in the test cluster', () => {
       "kubectl -n slipway get secret slipway-api-key -o jsonpath='{.data.api-key}' | base64 -d",
     );
     expect(out).toContain('Slipway itself writes the SandboxTemplates');
-    const manifest = await kubectlLike(['get', 'manifest', 'slipway', '-n', NS]);
+    const manifest = await asInstaller(['get', 'manifest', 'slipway', '-n', NS]);
     const rendered = manifest
       .split(/^---$/m)
       .map((d) => parseYaml(d) as K8sObject | null)
@@ -549,7 +607,7 @@ describe('install, upgrade and uninstall in the test cluster', () => {
       'GET',
       `/api/v1/namespaces/${NS}/secrets/slipway-api-key`,
     );
-    await kubectlLike([
+    await asInstaller([
       'upgrade',
       'slipway',
       CHART,
@@ -592,7 +650,7 @@ describe('install, upgrade and uninstall in the test cluster', () => {
   });
 
   it('uninstalls leaving only the kept PVC (and nothing of helm)', async () => {
-    await kubectlLike(['uninstall', 'slipway', '-n', NS, '--wait']);
+    await asInstaller(['uninstall', 'slipway', '-n', NS, '--wait']);
     expect(await listed()).toEqual(['PersistentVolumeClaim/slipway-data']);
     const helmRecords = await cluster.api.must<{ items: K8sObject[] }>(
       'GET',
@@ -606,6 +664,79 @@ describe('install, upgrade and uninstall in the test cluster', () => {
     expect(secrets.items.map((s) => s.metadata?.name)).toEqual(['slipway-s3']);
   });
 });
+
+const all = (group: string, resources: string[]) => ({
+  apiGroups: [group],
+  resources,
+  verbs: ['*'],
+});
+/**
+ * A namespace admin's rights: every verb on the kinds the chart renders and on the custom
+ * resources its Role lets Slipway use (RBAC refuses a Role granting what its writer does not
+ * hold); nothing cluster-wide, no escalate or bind. (The test cluster runs no aggregation
+ * controller, so the stock `admin` ClusterRole is empty.)
+ */
+const INSTALLER_RULES = [
+  all('', ['configmaps', 'secrets', 'services', 'serviceaccounts', 'persistentvolumeclaims']),
+  all('apps', ['deployments']),
+  // Not '*': that would include escalate and bind, which skip RBAC's escalation check.
+  {
+    apiGroups: ['rbac.authorization.k8s.io'],
+    resources: ['roles', 'rolebindings'],
+    verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
+  },
+  all('networking.k8s.io', ['networkpolicies', 'ingresses']),
+  all('policy', ['poddisruptionbudgets']),
+  all('discovery.k8s.io', ['endpointslices']),
+  all('extensions.agents.x-k8s.io', ['sandboxtemplates', 'sandboxwarmpools', 'sandboxclaims']),
+  all('gateway.networking.k8s.io', ['httproutes']),
+  all('monitoring.coreos.com', ['servicemonitors']),
+];
+
+/** A ServiceAccount `installer` in `ns` holding `rules` there; returns a kubeconfig for it. */
+async function namespaceInstaller(ns: string, rules: typeof INSTALLER_RULES): Promise<string> {
+  const rbac = `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}`;
+  await cluster.api.must('POST', `/api/v1/namespaces/${ns}/serviceaccounts`, {
+    metadata: { name: 'installer' },
+  });
+  await cluster.api.must('POST', `${rbac}/roles`, { metadata: { name: 'installer' }, rules });
+  await cluster.api.must('POST', `${rbac}/rolebindings`, {
+    metadata: { name: 'installer' },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'installer' },
+    subjects: [{ kind: 'ServiceAccount', name: 'installer', namespace: ns }],
+  });
+  const token = await cluster.api.must<{ status: { token: string } }>(
+    'POST',
+    `/api/v1/namespaces/${ns}/serviceaccounts/installer/token`,
+    {
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'TokenRequest',
+      spec: { expirationSeconds: 3600 },
+    },
+  );
+  const file = join(cluster.dir, `installer-${ns}.kubeconfig`);
+  const ca = Buffer.from(cluster.ca).toString('base64');
+  writeFileSync(
+    file,
+    [
+      'apiVersion: v1',
+      'kind: Config',
+      'clusters:',
+      `- name: c`,
+      `  cluster: {server: "${cluster.server}", certificate-authority-data: ${ca}}`,
+      'users:',
+      `- name: installer`,
+      `  user: {token: "${token.status.token}"}`,
+      'contexts:',
+      '- name: x',
+      `  context: {cluster: c, user: installer, namespace: ${ns}}`,
+      'current-context: x',
+      '',
+    ].join('\n'),
+    { mode: 0o600 },
+  );
+  return file;
+}
 
 type Container = {
   securityContext: unknown;

@@ -14,6 +14,7 @@ import {
 import {
   AppExitError,
   RuntimeError,
+  type InjectSpec,
   type Runtime,
   type Sandbox,
 } from '../../src/runtime/runtime.js';
@@ -28,6 +29,20 @@ async function tarball(dir: string): Promise<Buffer> {
   const stream = createTar({ gzip: true, cwd: dir, portable: true }, ['.']);
   for await (const chunk of stream) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks);
+}
+
+/** Version 1 of `appId` on the fast lane from `<template>.v1`, no env and no egress. */
+function spec(appId: string, template: string, more: Partial<InjectSpec> = {}): InjectSpec {
+  return {
+    appId,
+    version: 1,
+    sourceKey: `${template}.v1`,
+    template,
+    lane: 'fast',
+    env: [],
+    allowedHosts: [],
+    ...more,
+  };
 }
 
 function get(sandbox: Sandbox, path = '/'): Promise<{ status: number; body: string }> {
@@ -133,15 +148,7 @@ describe('kubernetes runtime (real API server, agent-sandbox controller, test no
 
   it('claims, injects a static site and a node app, serves them, and reaps the claim', async () => {
     const site = await runtime.claim('static', 'app-static');
-    await runtime.inject(site, {
-      appId: 'app-static',
-      version: 1,
-      sourceKey: 'static.v1',
-      template: 'static',
-      lane: 'fast',
-      env: [],
-      allowedHosts: [],
-    });
+    await runtime.inject(site, spec('app-static', 'static'));
     const page = await get(site);
     expect(page.status).toBe(200);
     expect(page.body).toContain('<html');
@@ -152,15 +159,10 @@ describe('kubernetes runtime (real API server, agent-sandbox controller, test no
     app.onLog((l) => lines.push(l.text));
     let activity = 0;
     app.onActivity?.(() => (activity += 1));
-    await runtime.inject(app, {
-      appId: 'app-node',
-      version: 1,
-      sourceKey: 'node.v1',
-      template: 'node',
-      lane: 'fast',
-      env: [{ name: 'GREETING', value: 'hi' }],
-      allowedHosts: [],
-    });
+    await runtime.inject(
+      app,
+      spec('app-node', 'node', { env: [{ name: 'GREETING', value: 'hi' }] }),
+    );
     const res = await get(app);
     expect(res.status).toBe(200);
     await waitFor('activity reported by the pod agent', async () => activity > 0, 5_000);
@@ -206,15 +208,7 @@ describe('kubernetes runtime (real API server, agent-sandbox controller, test no
     ).toBe(401);
     // The runtime's own token still works: the sandbox was not taken over.
     expect(await runtime.health(sb)).toBe(false);
-    await runtime.inject(sb, {
-      appId: 'app-locked',
-      version: 1,
-      sourceKey: 'static.v1',
-      template: 'static',
-      lane: 'fast',
-      env: [],
-      allowedHosts: [],
-    });
+    await runtime.inject(sb, spec('app-locked', 'static'));
     expect(await runtime.health(sb)).toBe(true);
     await runtime.reap(sb);
   });
@@ -232,15 +226,7 @@ describe('kubernetes runtime (real API server, agent-sandbox controller, test no
     );
     const sb = await runtime.claim('node', 'app-crash');
     const err = await runtime
-      .inject(sb, {
-        appId: 'app-crash',
-        version: 1,
-        sourceKey: 'crash.v1',
-        template: 'node',
-        lane: 'fast',
-        env: [],
-        allowedHosts: [],
-      })
+      .inject(sb, spec('app-crash', 'node', { sourceKey: 'crash.v1' }))
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AppExitError);
     expect((err as AppExitError).exit.code).toBe(3);

@@ -747,3 +747,30 @@ type Container = {
   env?: { name: string; value?: string }[];
 };
 type PodSpec = { securityContext: unknown; containers: Container[] };
+
+// Last: deleting a CRD changes the cluster for everything after it.
+describe('install without agent-sandbox', () => {
+  it('is refused with a message saying to install agent-sandbox first', async () => {
+    await cluster.api.must(
+      'DELETE',
+      '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/sandboxtemplates.extensions.agents.x-k8s.io',
+    );
+    await waitFor('SandboxTemplate no longer served', async () => {
+      const res = await cluster.api.get<{ resources?: { name: string }[] }>(
+        '/apis/extensions.agents.x-k8s.io/v1beta1',
+      );
+      return !(res.body.resources ?? []).some((r) => r.name === 'sandboxtemplates');
+    });
+    const res = await helm(
+      home,
+      ['install', 'slipway', CHART, '-n', NS, '--set', 'sources.s3.existingSecret=slipway-s3'],
+      cluster.kubeconfig,
+    );
+    expect(res.code).not.toBe(0);
+    expect(res.stderr).toContain(
+      'agent-sandbox is not installed: the extensions.agents.x-k8s.io/v1beta1 API (SandboxTemplate, SandboxWarmPool, SandboxClaim) is not served',
+    );
+    // Offline rendering (no cluster to ask) is not blocked by the check.
+    expect((await render(home)).objects.length).toBeGreaterThan(0);
+  });
+});

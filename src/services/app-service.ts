@@ -8,6 +8,7 @@ import { classify } from '../sources/classify.js';
 import { mintSourceKey } from '../sources/keys.js';
 import type { SourceStore } from '../sources/source-store.js';
 import { inspectTarball } from '../sources/tarball.js';
+import type { AccessGate } from './direct-routes.js';
 import { AuditTrail, sourceHash } from './audit-trail.js';
 import { AuditedActions } from './audited-actions.js';
 import type { DeployMetadata } from './deploy-metadata.js';
@@ -88,7 +89,10 @@ export class AppService {
       },
     );
     const now = new Date().toISOString();
-    try {
+    // A redeploy that makes the app private waits for its direct route to go (AccessGate).
+    const closes = metadata.access === 'private' && existing && existing.access !== 'private';
+    const gate = closes ? this.deps.accessGate : undefined;
+    const write = (): void =>
       store.transaction(() => {
         // Checked again inside the transaction: another deploy may have taken the name meanwhile.
         const existing = assertMayDeployTo(store, config, identity, metadata.name);
@@ -106,6 +110,9 @@ export class AppService {
         store.putApp(rows.app);
         store.addVersion(rows.version);
       });
+    try {
+      if (gate) await gate.closing(metadata.name, write);
+      else write();
     } catch (err) {
       // The rows did not land: the blob is an orphan, and the original error is the answer.
       await sourceStore.remove(sourceKey).catch((removeErr: unknown) => {
@@ -177,9 +184,14 @@ export class AppService {
    */
   async setAccess(identity: Identity, id: string, access: Access): Promise<AppRecord> {
     const before = this.actions.authorize(identity, 'update', id);
+    const gate = this.deps.accessGate;
     const after = await this.actions.attempt(identity, 'update', id, {
-      run: async () => this.storeAccess(id, access),
+      run: async () =>
+        access === 'private' && gate
+          ? gate.closing(id, () => this.storeAccess(id, access))
+          : this.storeAccess(id, access),
     });
+    if (access === 'public') gate?.changed(id);
     const outcome = (before.access ?? 'public') === access ? 'noop' : 'ok';
     this.actions.recorded(identity, 'update', after, outcome, this.audit.hashOf(id));
     return after;
@@ -211,6 +223,8 @@ export interface AppServiceDeps {
   config: Config;
   /** Refuses changes while a store cannot write, and turns storage faults into 503s. */
   storage: StorageHealth;
+  /** The data path's say when an app turns private (Kubernetes direct routes); none: nothing to wait for. */
+  accessGate?: AccessGate;
   deployWaitMs?: number;
   log?: (level: 'info' | 'warn' | 'error', msg: string, extra?: object) => void;
   /** Shared with whatever records the system's own actions; made here when omitted. */

@@ -88,7 +88,17 @@ export function createDeployServices(
   const audit = new AuditTrail(store, log, undefined, writes);
   // Idle suspends and wakes on request: the system acts, and the trail says so.
   audit.follow(registry);
-  const apps = new AppService({ store, sourceStore, registry, config, log, audit, storage });
+  const direct = parts.routes && new DirectRoutes(store, registry, urls, parts.routes, log);
+  const apps = new AppService({
+    store,
+    sourceStore,
+    registry,
+    config,
+    log,
+    audit,
+    storage,
+    ...(direct ? { accessGate: direct } : {}),
+  });
   const grants = new AppGrants(store);
   const shares = new ShareService({
     store,
@@ -99,7 +109,6 @@ export function createDeployServices(
   });
   const access = new AppAccess(store, grants);
   const router = new AppRouter(registry, urls, access, log);
-  const direct = parts.routes && new DirectRoutes(registry, urls, parts.routes, log);
   const orphans = new OrphanBlobSweeper({ store, sourceStore, log });
   let started = false;
   return {

@@ -1,5 +1,7 @@
 import type { AppRegistry } from '../actors/registry.js';
+import { AppError } from '../errors.js';
 import type { PublicUrls } from '../http/public-urls.js';
+import type { Store } from '../persistence/store.js';
 import type { Log } from './compose.js';
 
 /** Writes and removes a Ready app's direct route (Kubernetes: Service, EndpointSlice, HTTPRoute). */
@@ -17,6 +19,18 @@ export interface RoutePublisher {
   ensureFallback(appsDomain: string): Promise<void>;
 }
 
+/**
+ * What the app service asks of the data path when an app's access narrows: a private app is
+ * reached only through the control plane's router, which checks grants; a direct route would skip
+ * that check, so it must be gone before the app counts as private.
+ */
+export interface AccessGate {
+  /** Runs `change` (which makes the app private) once the app has no direct route any more. */
+  closing<T>(appId: string, change: () => T): Promise<T>;
+  /** The app's access may have widened: its direct route may come back. */
+  changed(appId: string): void;
+}
+
 /** Everything is compared with what exists this often, so a missed event or a hand edit heals. */
 const RESYNC_MS = 30_000;
 
@@ -26,13 +40,16 @@ const RESYNC_MS = 30_000;
  * route and falls through to the control plane's router, which wakes and holds it. Follows the
  * registry's events; one app's writes never overlap; failures are logged and healed by the resync.
  */
-export class DirectRoutes {
+export class DirectRoutes implements AccessGate {
   private readonly current = new Map<string, string>();
+  /** Apps becoming private: no route for them, whatever the store still says. */
+  private readonly closingApps = new Set<string>();
   private readonly chains = new Map<string, Promise<void>>();
   private unsubscribe: (() => void) | undefined;
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
+    private readonly store: Pick<Store, 'getApp'>,
     private readonly registry: AppRegistry,
     private readonly urls: PublicUrls,
     private readonly publisher: RoutePublisher,
@@ -88,6 +105,29 @@ export class DirectRoutes {
     await Promise.all([...apps].map((appId) => this.sync(appId)));
   }
 
+  async closing<T>(appId: string, change: () => T): Promise<T> {
+    this.closingApps.add(appId);
+    try {
+      await this.sync(appId);
+      if (this.current.has(appId)) {
+        throw new AppError(
+          503,
+          'not_ready',
+          'the app is still reachable through its direct route, which the cluster did not let Slipway remove; retry shortly',
+          { retryAfterSeconds: 5 },
+        );
+      }
+      return change();
+    } finally {
+      this.closingApps.delete(appId);
+      void this.sync(appId);
+    }
+  }
+
+  changed(appId: string): void {
+    void this.sync(appId);
+  }
+
   /** Makes the app's route match its state now; queued behind the app's previous change. */
   sync(appId: string): Promise<void> {
     const next = (this.chains.get(appId) ?? Promise.resolve()).then(() => this.apply(appId));
@@ -99,8 +139,10 @@ export class DirectRoutes {
   }
 
   private async apply(appId: string): Promise<void> {
+    // A private app's visitors need the router's grant check: no direct route for it.
+    const open = !this.closingApps.has(appId) && this.store.getApp(appId)?.access !== 'private';
     const sandbox =
-      this.registry.phase(appId) === 'Ready' ? this.registry.serving(appId) : undefined;
+      open && this.registry.phase(appId) === 'Ready' ? this.registry.serving(appId) : undefined;
     const target = sandbox?.address;
     const now = this.current.get(appId);
     try {

@@ -351,6 +351,46 @@ http.createServer(async (req, res) => {
     await waitForPhase(server.baseURL, ALICE, 'k8s-idle', ['Suspended'], 20_000);
   });
 
+  it('gives a private app no direct route: its visitors pass the router, which checks grants', async () => {
+    const routeOf = (name: string) =>
+      cluster.api.get(
+        `/apis/gateway.networking.k8s.io/v1/namespaces/${NS}/httproutes/slipway-app-${name}`,
+      );
+    const app = await deployed('k8s-secret', await appSource('for members'));
+    await waitFor(
+      'public app routed',
+      async () => (await routeOf('k8s-secret')).status === 200,
+      30_000,
+    );
+    const patch = await call(server.baseURL, '/v1/apps/k8s-secret', {
+      method: 'PATCH',
+      token: ALICE,
+      json: { access: 'private' },
+    });
+    expect(patch.status).toBe(200);
+    // Gone before the answer: no moment when the app is private but reachable around the router.
+    expect((await routeOf('k8s-secret')).status).toBe(404);
+    expect((await fetchApp(String(app.url))).status).toBe(401);
+    const owner = await fetchApp(String(app.url), {
+      headers: { authorization: `Bearer ${ALICE}` },
+    });
+    expect(owner.body).toBe('for members');
+    // A redeploy keeps it private and unrouted.
+    await deployed('k8s-secret', await appSource('for members, v2'));
+    expect((await routeOf('k8s-secret')).status).toBe(404);
+    const open = await call(server.baseURL, '/v1/apps/k8s-secret', {
+      method: 'PATCH',
+      token: ALICE,
+      json: { access: 'public' },
+    });
+    expect(open.status).toBe(200);
+    await waitFor(
+      'public again: routed',
+      async () => (await routeOf('k8s-secret')).status === 200,
+      30_000,
+    );
+  });
+
   it('keeps apps to their owner', async () => {
     const mine = await call(server.baseURL, '/v1/apps/k8s-node', { token: BOB });
     expect(mine.status).toBe(404);

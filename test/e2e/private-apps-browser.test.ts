@@ -1,6 +1,6 @@
-import { chromium, type Browser } from 'playwright-core';
-import { existsSync } from 'node:fs';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium, withTab } from '../support/chromium.js';
 import { deploy, waitForPhase } from '../support/deploy.js';
 import { call, startTestServer, type TestServer } from '../support/server.js';
 import { createLink } from '../support/share.js';
@@ -8,8 +8,6 @@ import { tarGz } from '../support/tarball.js';
 
 const ALICE = 'alice-private-page-key-0123456789';
 const MARKER = 'the private page body';
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'];
 
 describe('a private app in a browser', () => {
   let server: TestServer;
@@ -30,34 +28,15 @@ describe('a private app in a browser', () => {
     appUrl = String((await waitForPhase(base, ALICE, 'hush', ['Ready'])).url);
     // `*.localhost` resolves to loopback in Chromium itself: the app host is a real host name.
     expect(new URL(appUrl).hostname).toBe('hush.localhost');
-    if (!existsSync(CHROMIUM)) throw new Error(`headless Chromium not found at ${CHROMIUM}`);
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();
     await server?.stop();
   });
 
-  /** A fresh browser profile: no cookies from another test. */
-  async function withTab<T>(
-    run: (tab: Awaited<ReturnType<Browser['newPage']>>, errors: string[]) => Promise<T>,
-  ) {
-    const context = await browser.newContext();
-    try {
-      const tab = await context.newPage();
-      const errors: string[] = [];
-      tab.on('pageerror', (err) => errors.push(err.message));
-      tab.on('console', (msg) => {
-        if (msg.type() === 'error') errors.push(msg.text());
-      });
-      return await run(tab, errors);
-    } finally {
-      await context.close();
-    }
-  }
-
   it('shows a stranger the sign-in page, not the app', async () => {
-    await withTab(async (tab) => {
+    await withTab(browser, async (tab) => {
       const res = await tab.goto(appUrl);
       expect(res?.status()).toBe(401);
       expect(await tab.textContent('h1')).toBe('This app is private');
@@ -68,7 +47,7 @@ describe('a private app in a browser', () => {
 
   it('lets a visitor in with the password: the app on its own host, and again after a reload', async () => {
     const link = await createLink(base, ALICE, 'hush', { password: 'let me in' });
-    await withTab(async (tab, errors) => {
+    await withTab(browser, async (tab, errors) => {
       await tab.goto(link.url);
       await tab.fill('#password', 'wrong');
       await tab.click('button[type=submit]');
@@ -112,7 +91,7 @@ describe('a private app in a browser', () => {
 
   it('lets a visitor of an open link in with one click', async () => {
     const link = await createLink(base, ALICE, 'hush');
-    await withTab(async (tab) => {
+    await withTab(browser, async (tab) => {
       await tab.goto(link.url);
       expect(await tab.textContent('h1')).toBe('hush');
       expect(await tab.locator('iframe').count()).toBe(0);

@@ -1,12 +1,11 @@
-import { chromium, type Browser } from 'playwright-core';
-import { existsSync } from 'node:fs';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium, withTab } from '../support/chromium.js';
 import { call, startTestServer, type TestServer } from '../support/server.js';
 import { createLink, deployStatic } from '../support/share.js';
 
 const ALICE = 'alice-page-key-0123456789';
 const MARKER = 'the shared page body';
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 describe('the public share page /share/{token}', () => {
   let server: TestServer;
@@ -20,8 +19,7 @@ describe('the public share page /share/{token}', () => {
     });
     base = server.baseURL;
     appUrl = String((await deployStatic(base, ALICE, 'page-app', MARKER)).url);
-    if (!existsSync(CHROMIUM)) throw new Error(`headless Chromium not found at ${CHROMIUM}`);
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();
@@ -69,14 +67,7 @@ describe('the public share page /share/{token}', () => {
 
   it('unlocks in a browser: wrong password is refused, the right one shows the app', async () => {
     const link = await createLink(base, ALICE, 'page-app', { password: 'letmein' });
-    const context = await browser.newContext();
-    try {
-      const tab = await context.newPage();
-      const errors: string[] = [];
-      tab.on('pageerror', (err) => errors.push(err.message));
-      tab.on('console', (msg) => {
-        if (msg.type() === 'error') errors.push(msg.text());
-      });
+    await withTab(browser, async (tab, errors) => {
       await tab.goto(link.url);
       await tab.fill('#password', 'nope');
       await tab.click('button[type=submit]');
@@ -92,21 +83,15 @@ describe('the public share page /share/{token}', () => {
       await expect.poll(() => frame.locator('p').textContent(), { timeout: 15_000 }).toBe(MARKER);
       // The only console error allowed is the 401 of the wrong guess.
       expect(errors.filter((e) => !e.includes('401'))).toEqual([]);
-    } finally {
-      await context.close();
-    }
+    });
   });
 
   it('shows an open link in a browser with the app framed', async () => {
     const link = await createLink(base, ALICE, 'page-app');
-    const context = await browser.newContext();
-    try {
-      const tab = await context.newPage();
+    await withTab(browser, async (tab) => {
       await tab.goto(link.url);
       const frame = tab.frameLocator('#app-frame');
       await expect.poll(() => frame.locator('p').textContent(), { timeout: 15_000 }).toBe(MARKER);
-    } finally {
-      await context.close();
-    }
+    });
   });
 });

@@ -4,8 +4,9 @@
  */
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium, withTab } from '../support/chromium.js';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { expectAccessible, launchChromium } from './browser.js';
+import { expectAccessible } from './browser.js';
 
 describe('the dashboard without a sign-in page', () => {
   let browser: Browser;
@@ -21,18 +22,14 @@ describe('the dashboard without a sign-in page', () => {
   it('goes straight in when auth is disabled, as admin, with no sign-out', async () => {
     const server = await startTestServer({ auth: { enabled: false } });
     servers.push(server);
-    const context = await browser.newContext();
-    try {
-      const page = await context.newPage();
+    await withTab(browser, async (page) => {
       await page.goto(`${server.baseURL}/`);
       await page.getByRole('heading', { name: 'No apps yet' }).waitFor();
       expect(await page.locator('header .user').textContent()).toBe('admin (admin)');
       expect(await page.getByRole('link', { name: 'Audit' }).count()).toBe(1);
       expect(await page.getByRole('button', { name: 'Sign out' }).count()).toBe(0);
       expect(await page.getByLabel('API key').count()).toBe(0);
-    } finally {
-      await context.close();
-    }
+    });
   });
 
   it('takes the trusted proxy’s user as the session, and says so when the proxy sent none', async () => {

@@ -5,12 +5,12 @@
  */
 import { createServer, type Server } from 'node:http';
 import { exportJWK, generateKeyPair } from 'jose';
-import Provider from 'oidc-provider';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AUDIENCE, freePort } from '../auth/oidc-fixture.js';
+import { AUDIENCE, freePort, makeDashboardProvider } from '../auth/oidc-fixture.js';
+import { launchChromium } from '../support/chromium.js';
 import { call, startTestServer, type TestServer } from '../support/server.js';
-import { expectAccessible, launchChromium, openTab, screenshot, type Tab } from './browser.js';
+import { expectAccessible, openTab, screenshot, type Tab } from './browser.js';
 
 const CLIENT_ID = 'slipway-dashboard';
 
@@ -39,7 +39,7 @@ describe('the dashboard signs in with OIDC (code + PKCE) against oidc-provider',
       alg: 'RS256',
       use: 'sig',
     };
-    idp = createServer(dashboardProvider(issuer, `${base}/`, jwk).callback());
+    idp = createServer(makeDashboardProvider(issuer, CLIENT_ID, `${base}/`, jwk).callback());
     await new Promise<void>((resolve) => idp.listen(port, '127.0.0.1', resolve));
     browser = await launchChromium();
     tab = await openTab(browser);
@@ -127,37 +127,3 @@ describe('the dashboard signs in with OIDC (code + PKCE) against oidc-provider',
     }
   });
 });
-
-/** A provider with the dashboard as a public client (PKCE, no secret) and JWT access tokens. */
-function dashboardProvider(issuer: string, redirectUri: string, jwk: object): Provider {
-  return new Provider(issuer, {
-    clients: [
-      {
-        client_id: CLIENT_ID,
-        token_endpoint_auth_method: 'none',
-        redirect_uris: [redirectUri],
-        grant_types: ['authorization_code'],
-        response_types: ['code'],
-      },
-    ],
-    jwks: { keys: [jwk] },
-    features: {
-      devInteractions: { enabled: true },
-      resourceIndicators: {
-        enabled: true,
-        defaultResource: () => AUDIENCE,
-        useGrantedResource: () => true,
-        getResourceServerInfo: (_ctx: unknown, resource: string) => ({
-          scope: 'deploy',
-          audience: resource,
-          accessTokenFormat: 'jwt',
-          accessTokenTTL: 300,
-          jwt: { sign: { alg: 'RS256' } },
-        }),
-      },
-    },
-    extraTokenClaims: (_ctx: unknown, token: { accountId?: string }) => ({
-      roles: token.accountId === 'dana' ? ['admin'] : [],
-    }),
-  });
-}

@@ -13,7 +13,7 @@ import { fetchApp } from '../support/deploy.js';
 import { call } from '../support/server.js';
 import { deployStatic } from '../support/share.js';
 import { tarGz } from '../support/tarball.js';
-import { appRow, expectAccessible, screenshot, signInWithKey, type Tab } from './browser.js';
+import { appRow, expectAccessible, screenshot, type Tab } from './browser.js';
 import { ALICE, LIVE, startDashboard, type Dashboard } from './session.js';
 
 // An admin whose key may only read: it sees every app, and the server refuses its changes.
@@ -35,8 +35,7 @@ describe('the dashboard: private and public apps', { timeout: 180_000 }, () => {
     ]);
     base = dashboard.base;
     siteUrl = String((await deployStatic(base, ALICE, 'site')).url);
-    alice = await dashboard.open();
-    await signInWithKey(alice.page, base, ALICE);
+    alice = await dashboard.signIn(ALICE);
   });
   afterAll(() => dashboard?.close());
 
@@ -66,9 +65,8 @@ describe('the dashboard: private and public apps', { timeout: 180_000 }, () => {
   });
 
   it("shows the server's refusal like the page's other actions and changes nothing", async () => {
-    const auditor = await dashboard.open();
+    const auditor = await dashboard.signIn(AUDITOR);
     const { page } = auditor;
-    await signInWithKey(page, base, AUDITOR);
     await page.goto(`${base}/#/apps/site`);
     await expect.poll(() => badge(page).textContent()).toBe('Private');
     await page.getByRole('button', { name: 'Make public' }).click();

@@ -8,14 +8,13 @@ import { deploy } from '../support/deploy.js';
 import { call } from '../support/server.js';
 import { deployStatic } from '../support/share.js';
 import { tarGz } from '../support/tarball.js';
-import { appRow, expectAccessible, screenshot, signInWithKey, type Tab } from './browser.js';
+import { appRow, expectAccessible, screenshot, type Tab } from './browser.js';
 import { ALICE, BOB, OPS, READER, startDashboard, type Dashboard } from './session.js';
 
 describe('the dashboard: admin pages', { timeout: 180_000 }, () => {
   let dashboard: Dashboard;
   let base: string;
   let ops: Tab;
-  const open = () => dashboard.open();
 
   beforeAll(async () => {
     dashboard = await startDashboard();
@@ -26,8 +25,7 @@ describe('the dashboard: admin pages', { timeout: 180_000 }, () => {
     await deployStatic(base, BOB, 'other');
     const suspended = await call(base, '/v1/apps/logger/suspend', { method: 'POST', token: ALICE });
     expect(suspended.status).toBe(200);
-    ops = await open();
-    await signInWithKey(ops.page, base, OPS);
+    ops = await dashboard.signIn(OPS);
   });
   afterAll(() => dashboard?.close());
 
@@ -114,8 +112,7 @@ describe('the dashboard: admin pages', { timeout: 180_000 }, () => {
     await page.getByRole('button', { name: 'I have stored it' }).click();
     expect(await page.getByTestId('new-key').count()).toBe(0);
 
-    const carol = await open();
-    await signInWithKey(carol.page, base, key);
+    await dashboard.signIn(key);
     await carolRow.getByRole('button', { name: 'Suspend' }).click();
     await expect
       .poll(async () => userOf(base, 'apikey-carol'))

@@ -8,21 +8,19 @@ import { nodeApp } from '../support/apps.js';
 import { deploy, fetchApp, waitForPhase } from '../support/deploy.js';
 import { call } from '../support/server.js';
 import { deployStatic } from '../support/share.js';
-import { appRow, expectAccessible, screenshot, signInWithKey, type Tab } from './browser.js';
+import { appRow, expectAccessible, screenshot, type Tab } from './browser.js';
 import { ALICE, LIVE, startDashboard, type Dashboard } from './session.js';
 
 describe('the dashboard: live list and the app page', { timeout: 180_000 }, () => {
   let dashboard: Dashboard;
   let base: string;
   let alice: Tab;
-  const open = () => dashboard.open();
 
   beforeAll(async () => {
     dashboard = await startDashboard();
     base = dashboard.base;
     await deployStatic(base, ALICE, 'site');
-    alice = await open();
-    await signInWithKey(alice.page, base, ALICE);
+    alice = await dashboard.signIn(ALICE);
   });
   afterAll(() => dashboard?.close());
 
@@ -100,7 +98,7 @@ describe('the dashboard: live list and the app page', { timeout: 180_000 }, () =
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(linkUrl);
     await expectAccessible(page, 'app (static)');
 
-    const visitor = await open();
+    const visitor = await dashboard.open();
     await visitor.page.goto(linkUrl);
     await visitor.page.fill('#password', 'open-sesame');
     await visitor.page.click('button[type=submit]');

@@ -20,13 +20,12 @@ describe('the dashboard: sign-in and deploy', { timeout: 180_000 }, () => {
   let base: string;
   let alice: Tab;
   let bob: Tab;
-  const open = () => dashboard.open();
 
   beforeAll(async () => {
     dashboard = await startDashboard();
     base = dashboard.base;
-    alice = await open();
-    bob = await open();
+    alice = await dashboard.open();
+    bob = await dashboard.open();
   });
   afterAll(() => dashboard?.close());
 
@@ -64,7 +63,7 @@ describe('the dashboard: sign-in and deploy', { timeout: 180_000 }, () => {
   });
 
   it('remembers the key on this device only when asked, and forgets it on sign-out', async () => {
-    const device = await open();
+    const device = await dashboard.open();
     await device.page.goto(`${base}/`);
     await device.page.getByLabel('API key').fill(BOB);
     await device.page.getByLabel('Remember on this device').check();

@@ -1,6 +1,7 @@
 import type { Browser } from 'playwright-core';
+import { launchChromium } from '../support/chromium.js';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { launchChromium, openTab, type Tab } from './browser.js';
+import { openTab, signInWithKey, type Tab } from './browser.js';
 
 export const ALICE = 'alice-dashboard-key-0123456789';
 export const BOB = 'bob-dashboard-key-0123456789ab';
@@ -16,6 +17,8 @@ export interface Dashboard {
   browser: Browser;
   /** A new browser context with one tab; closed by `close`. */
   open(): Promise<Tab>;
+  /** `open`, then signed in with `key` on the apps list. */
+  signIn(key: string): Promise<Tab>;
   close(): Promise<void>;
 }
 
@@ -45,13 +48,19 @@ export async function startDashboard(extraKeys: ExtraKey[] = []): Promise<Dashbo
     throw err;
   });
   const tabs: Tab[] = [];
+  const open = async () => {
+    const tab = await openTab(browser);
+    tabs.push(tab);
+    return tab;
+  };
   return {
     server,
     base: server.baseURL,
     browser,
-    async open() {
-      const tab = await openTab(browser);
-      tabs.push(tab);
+    open,
+    async signIn(key) {
+      const tab = await open();
+      await signInWithKey(tab.page, server.baseURL, key);
       return tab;
     },
     async close() {

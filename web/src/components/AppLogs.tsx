@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { errorText } from '../lib/api';
 import { readSse } from '../lib/sse';
 import type { VersionView } from '../lib/types';
+import { Problem } from './Problem';
 
 const MAX_LINES = 2_000;
 
@@ -67,11 +68,7 @@ export function AppLogs({ id, versions }: { id: string; versions: VersionView[] 
         </button>
         <span class="muted">{follow ? 'following' : 'paused'}</span>
       </div>
-      {problem && (
-        <p class="error" role="alert">
-          {problem}
-        </p>
-      )}
+      <Problem text={problem} />
       <pre class="log" ref={box} tabIndex={0} aria-label="Log lines" data-testid="log">
         {lines.length === 0
           ? 'No lines yet.'

@@ -4,6 +4,7 @@ import { onAppEvent } from '../lib/events';
 import { readSse } from '../lib/sse';
 import type { AppView } from '../lib/types';
 import { PhaseBadge } from './PhaseBadge';
+import { Problem } from './Problem';
 
 const LAST_LINES = 15;
 
@@ -68,11 +69,7 @@ export function DeployWatch({ appId, failure }: { appId: string; failure?: ApiEr
           </pre>
         </>
       )}
-      {problem && (
-        <p class="error" role="alert">
-          {problem}
-        </p>
-      )}
+      <Problem text={problem} />
       <p>
         <a href={`#/apps/${appId}`}>Open the app's page</a>
       </p>

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { errorText } from '../lib/api';
 import { filesOfEntry, filesOfInput } from '../lib/folder';
 import type { PackFile } from '../lib/tar';
+import { Problem } from './Problem';
 
 /** What was chosen: a folder's files (packed before upload) or a ready `.tar.gz`. */
 export type Chosen =
@@ -76,11 +77,7 @@ export function DropZone({ onChosen }: { onChosen: (chosen: Chosen) => void }) {
           />
         </label>
       </div>
-      {problem && (
-        <p class="error" role="alert">
-          {problem}
-        </p>
-      )}
+      <Problem text={problem} />
     </div>
   );
 }

@@ -11,6 +11,7 @@ import { AppVersions } from '../components/AppVersions';
 import { ConfirmButton } from '../components/Confirm';
 import { CopyButton } from '../components/CopyButton';
 import { PhaseBadge } from '../components/PhaseBadge';
+import { Problem } from '../components/Problem';
 
 /**
  * One app: URL, phase, access, versions and rollback, live logs, share links and its lifecycle
@@ -89,11 +90,7 @@ export function AppPage({ id }: { id: string }) {
       <p class="muted" data-testid="reason">
         <code>{app.reason}</code> {app.message}
       </p>
-      {problem && (
-        <p class="error" role="alert">
-          {problem}
-        </p>
-      )}
+      <Problem text={problem} />
       <dl class="facts">
         <dt>URL</dt>
         <dd>

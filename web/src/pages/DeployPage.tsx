@@ -8,6 +8,7 @@ import { EnvFields, type EnvRow } from '../components/EnvFields';
 import { AccessChoice } from '../components/AccessChoice';
 import type { Access } from '../lib/types';
 import { DeployWatch } from '../components/DeployWatch';
+import { Problem } from '../components/Problem';
 
 // The `pattern` attribute compiles with the v flag, where a literal `-` in a class needs escaping.
 const NAME = '[a-z0-9]([a-z0-9\\-]*[a-z0-9])?';
@@ -110,11 +111,7 @@ export function DeployPage() {
           </label>
         )}
         {step.kind === 'packing' && <p aria-live="polite">Packing the folder…</p>}
-        {problem && (
-          <p class="error" role="alert">
-            {problem}
-          </p>
-        )}
+        <Problem text={problem} />
         <button type="submit" class="primary" disabled={busy}>
           Deploy
         </button>

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { errorText } from '../lib/api';
 import { keepToken } from '../lib/session';
 import type { AuthInfo } from '../lib/types';
+import { Problem } from '../components/Problem';
 
 interface Props {
   auth: AuthInfo;
@@ -34,11 +35,7 @@ export function SignIn({ auth, error, onSignedIn }: Props) {
   return (
     <main class="center signin">
       <h1>Sign in to Slipway</h1>
-      {message && (
-        <p class="error" role="alert">
-          {message}
-        </p>
-      )}
+      <Problem text={message} />
       {auth.mode === 'apikey' && (
         <form onSubmit={submitKey} class="stack">
           <label for="api-key">API key</label>

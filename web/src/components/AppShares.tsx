@@ -3,6 +3,8 @@ import { api, errorText } from '../lib/api';
 import { exact } from '../lib/format';
 import type { Access, ShareLink } from '../lib/types';
 import { CopyButton } from './CopyButton';
+import { Problem } from './Problem';
+import { TextField } from './TextField';
 
 // What a link does for an app of each access (the MCP tool create_share_link says the same).
 const PROTECTS: Record<Access, string> = {
@@ -63,31 +65,23 @@ export function AppShares({ id, access }: { id: string; access: Access }) {
       ) : (
         <>
           <form class="row" onSubmit={create}>
-            <label>
-              Password (optional)
-              <input
-                type="password"
-                autocomplete="new-password"
-                value={password}
-                onInput={(e) => setPassword(e.currentTarget.value)}
-              />
-            </label>
-            <label>
-              Expires in (optional)
-              <input
-                placeholder="24h"
-                pattern="([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+"
-                value={expires}
-                onInput={(e) => setExpires(e.currentTarget.value)}
-              />
-            </label>
+            <TextField
+              label="Password (optional)"
+              type="password"
+              autocomplete="new-password"
+              value={password}
+              onValue={setPassword}
+            />
+            <TextField
+              label="Expires in (optional)"
+              placeholder="24h"
+              pattern="([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+"
+              value={expires}
+              onValue={setExpires}
+            />
             <button type="submit">Create link</button>
           </form>
-          {problem && (
-            <p class="error" role="alert">
-              {problem}
-            </p>
-          )}
+          <Problem text={problem} />
           {links.length === 0 ? (
             <p class="muted">No share links.</p>
           ) : (

@@ -2,6 +2,8 @@ import { useState } from 'preact/hooks';
 import { api, errorText } from '../lib/api';
 import { ago, exact } from '../lib/format';
 import type { VersionView } from '../lib/types';
+import { Problem } from './Problem';
+import { Table } from './Table';
 
 interface Props {
   id: string;
@@ -30,68 +32,51 @@ export function AppVersions({ id, versions, onRolledBack }: Props) {
   return (
     <section aria-labelledby="versions-title">
       <h2 id="versions-title">Versions</h2>
-      {problem && (
-        <p class="error" role="alert">
-          {problem}
-        </p>
-      )}
-      <div class="table-wrap">
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Version</th>
-              <th scope="col">Deployed</th>
-              <th scope="col">Outcome</th>
-              <th scope="col">Source</th>
-              <th scope="col">
-                <span class="sr-only">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {versions.map((v) => (
-              <tr key={v.version} data-version={v.version} class={v.live ? 'serving' : undefined}>
-                <th scope="row">
-                  v{v.version}
-                  {v.live && <span class="badge serving-mark">serving</span>}
-                  {v.rolled_back_from !== undefined && (
-                    <span class="muted"> (rollback to v{v.rolled_back_from})</span>
-                  )}
-                </th>
-                <td>
-                  <time dateTime={v.timestamp} title={exact(v.timestamp)}>
-                    {ago(v.timestamp)}
-                  </time>
-                </td>
-                <td>
-                  {v.outcome ?? '—'}
-                  {v.reason && v.outcome === 'Failed' && (
-                    <span class="muted">
-                      {' '}
-                      {v.reason}: {v.message}
-                    </span>
-                  )}
-                </td>
-                <td>
-                  <code title={v.source_hash}>{v.source_hash.slice(0, 19)}</code>
-                </td>
-                <td>
-                  {!v.live && (
-                    <button
-                      type="button"
-                      disabled={busy !== undefined}
-                      aria-label={`Roll back to version ${v.version}`}
-                      onClick={() => rollback(v.version)}
-                    >
-                      {busy === v.version ? 'Rolling back…' : 'Roll back'}
-                    </button>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <Problem text={problem} />
+      <Table
+        columns={['Version', 'Deployed', 'Outcome', 'Source', <span class="sr-only">Actions</span>]}
+      >
+        {versions.map((v) => (
+          <tr key={v.version} data-version={v.version} class={v.live ? 'serving' : undefined}>
+            <th scope="row">
+              v{v.version}
+              {v.live && <span class="badge serving-mark">serving</span>}
+              {v.rolled_back_from !== undefined && (
+                <span class="muted"> (rollback to v{v.rolled_back_from})</span>
+              )}
+            </th>
+            <td>
+              <time dateTime={v.timestamp} title={exact(v.timestamp)}>
+                {ago(v.timestamp)}
+              </time>
+            </td>
+            <td>
+              {v.outcome ?? '—'}
+              {v.reason && v.outcome === 'Failed' && (
+                <span class="muted">
+                  {' '}
+                  {v.reason}: {v.message}
+                </span>
+              )}
+            </td>
+            <td>
+              <code title={v.source_hash}>{v.source_hash.slice(0, 19)}</code>
+            </td>
+            <td>
+              {!v.live && (
+                <button
+                  type="button"
+                  disabled={busy !== undefined}
+                  aria-label={`Roll back to version ${v.version}`}
+                  onClick={() => rollback(v.version)}
+                >
+                  {busy === v.version ? 'Rolling back…' : 'Roll back'}
+                </button>
+              )}
+            </td>
+          </tr>
+        ))}
+      </Table>
     </section>
   );
 }

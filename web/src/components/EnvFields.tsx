@@ -1,3 +1,5 @@
+import { TextField } from './TextField';
+
 export interface EnvRow {
   name: string;
   value: string;
@@ -18,22 +20,18 @@ export function EnvFields({
       <legend>Environment</legend>
       {rows.map((row, i) => (
         <div class="row" key={i}>
-          <label>
-            Name
-            <input
-              value={row.name}
-              pattern="[A-Za-z_][A-Za-z0-9_]*"
-              onInput={(e) => set(i, { name: e.currentTarget.value })}
-            />
-          </label>
-          <label>
-            Value
-            <input
-              value={row.value}
-              autocomplete="off"
-              onInput={(e) => set(i, { value: e.currentTarget.value })}
-            />
-          </label>
+          <TextField
+            label="Name"
+            value={row.name}
+            pattern="[A-Za-z_][A-Za-z0-9_]*"
+            onValue={(name) => set(i, { name })}
+          />
+          <TextField
+            label="Value"
+            value={row.value}
+            autocomplete="off"
+            onValue={(value) => set(i, { value })}
+          />
           <button
             type="button"
             class="ghost"

@@ -4,6 +4,9 @@ import { ago, exact } from '../lib/format';
 import { PhaseBadge } from '../components/PhaseBadge';
 import { AccessBadge } from '../components/AccessBadge';
 import { EmptyState } from '../components/EmptyState';
+import { Problem } from '../components/Problem';
+import { Table } from '../components/Table';
+import { TextField } from '../components/TextField';
 
 export function AppsPage({ admin }: { admin: boolean }) {
   const { apps, loading, error } = useApps();
@@ -25,24 +28,18 @@ export function AppsPage({ admin }: { admin: boolean }) {
           Deploy an app
         </a>
       </div>
-      {error && (
-        <p class="error" role="alert">
-          {error}
-        </p>
-      )}
+      <Problem text={error} />
       {!loading && apps.length === 0 && !error && <EmptyState />}
       {apps.length > 0 && (
         <>
           <div class="filters">
-            <label>
-              Search
-              <input
-                type="search"
-                value={query}
-                placeholder="name or URL"
-                onInput={(e) => setQuery(e.currentTarget.value)}
-              />
-            </label>
+            <TextField
+              label="Search"
+              type="search"
+              value={query}
+              placeholder="name or URL"
+              onValue={setQuery}
+            />
             {admin && (
               <label>
                 Owner
@@ -57,61 +54,49 @@ export function AppsPage({ admin }: { admin: boolean }) {
               </label>
             )}
           </div>
-          <div class="table-wrap">
-            <table class="apps">
-              <caption class="sr-only">
-                {shown.length} of {apps.length} apps
-              </caption>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Phase</th>
-                  <th scope="col">URL</th>
-                  <th scope="col">Last deploy</th>
-                  <th scope="col">Owner</th>
-                </tr>
-              </thead>
-              <tbody>
-                {shown.map((app) => (
-                  <tr key={app.app_id} data-app={app.app_id}>
-                    <th scope="row">
-                      <a href={`#/apps/${app.app_id}`}>{app.name}</a>
-                      {app.access === 'private' && (
-                        <>
-                          {' '}
-                          <AccessBadge access="private" />
-                        </>
-                      )}
-                    </th>
-                    <td>
-                      <PhaseBadge phase={app.phase} />
-                    </td>
-                    <td>
-                      {app.url ? (
-                        <a href={app.url} target="_blank" rel="noopener noreferrer">
-                          {app.url.replace(/^https?:\/\//, '')}
-                        </a>
-                      ) : (
-                        <span class="muted">not live</span>
-                      )}
-                    </td>
-                    <td>
-                      <time dateTime={app.last_deployed_at} title={exact(app.last_deployed_at)}>
-                        {ago(app.last_deployed_at)}
-                      </time>
-                      {app.last_deploy && app.last_deploy.outcome !== 'Ready' && (
-                        <span class="muted">
-                          {' '}
-                          · v{app.last_deploy.version} {app.last_deploy.outcome}
-                        </span>
-                      )}
-                    </td>
-                    <td>{app.owner}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table
+            class="apps"
+            caption={`${shown.length} of ${apps.length} apps`}
+            columns={['Name', 'Phase', 'URL', 'Last deploy', 'Owner']}
+          >
+            {shown.map((app) => (
+              <tr key={app.app_id} data-app={app.app_id}>
+                <th scope="row">
+                  <a href={`#/apps/${app.app_id}`}>{app.name}</a>
+                  {app.access === 'private' && (
+                    <>
+                      {' '}
+                      <AccessBadge access="private" />
+                    </>
+                  )}
+                </th>
+                <td>
+                  <PhaseBadge phase={app.phase} />
+                </td>
+                <td>
+                  {app.url ? (
+                    <a href={app.url} target="_blank" rel="noopener noreferrer">
+                      {app.url.replace(/^https?:\/\//, '')}
+                    </a>
+                  ) : (
+                    <span class="muted">not live</span>
+                  )}
+                </td>
+                <td>
+                  <time dateTime={app.last_deployed_at} title={exact(app.last_deployed_at)}>
+                    {ago(app.last_deployed_at)}
+                  </time>
+                  {app.last_deploy && app.last_deploy.outcome !== 'Ready' && (
+                    <span class="muted">
+                      {' '}
+                      · v{app.last_deploy.version} {app.last_deploy.outcome}
+                    </span>
+                  )}
+                </td>
+                <td>{app.owner}</td>
+              </tr>
+            ))}
+          </Table>
           {shown.length === 0 && <p>No app matches.</p>}
         </>
       )}

@@ -2,6 +2,8 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, errorText } from '../lib/api';
 import { exact } from '../lib/format';
 import type { AuditEvent } from '../lib/types';
+import { Problem } from '../components/Problem';
+import { Table } from '../components/Table';
 
 const PAGE = 50;
 /** The API's maximum; pages are cut from it here because the trail has no offset. */
@@ -68,38 +70,24 @@ export function AuditPage() {
         </label>
         <button type="submit">Filter</button>
       </form>
-      {problem && (
-        <p class="error" role="alert">
-          {problem}
-        </p>
-      )}
-      <div class="table-wrap">
-        <table class="audit">
-          <caption class="sr-only">Audit events, newest first</caption>
-          <thead>
-            <tr>
-              <th scope="col">Time</th>
-              <th scope="col">Actor</th>
-              <th scope="col">Action</th>
-              <th scope="col">App</th>
-              <th scope="col">Outcome</th>
-            </tr>
-          </thead>
-          <tbody>
-            {shown.map((e) => (
-              <tr key={e.id}>
-                <td>
-                  <time dateTime={e.time}>{exact(e.time)}</time>
-                </td>
-                <td>{e.actor}</td>
-                <td>{e.action}</td>
-                <td>{e.target}</td>
-                <td>{e.outcome}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <Problem text={problem} />
+      <Table
+        class="audit"
+        caption={'Audit events, newest first'}
+        columns={['Time', 'Actor', 'Action', 'App', 'Outcome']}
+      >
+        {shown.map((e) => (
+          <tr key={e.id}>
+            <td>
+              <time dateTime={e.time}>{exact(e.time)}</time>
+            </td>
+            <td>{e.actor}</td>
+            <td>{e.action}</td>
+            <td>{e.target}</td>
+            <td>{e.outcome}</td>
+          </tr>
+        ))}
+      </Table>
       {events.length === 0 && <p>No events match.</p>}
       <nav class="row" aria-label="Audit pages">
         <button type="button" disabled={page === 0} onClick={() => setPage(page - 1)}>

@@ -1,29 +1,18 @@
-import { useEffect, useState } from 'preact/hooks';
-import { api, errorText } from '../lib/api';
+import { useState } from 'preact/hooks';
+import { api } from '../lib/api';
+import { useReload } from '../lib/use-reload';
 import type { Department } from '../lib/types';
 import { ConfirmButton } from '../components/Confirm';
+import { Problem } from '../components/Problem';
+import { TextField } from '../components/TextField';
 
 export function DepartmentsPage() {
   const [departments, setDepartments] = useState<Department[]>([]);
   const [id, setId] = useState('');
   const [name, setName] = useState('');
-  const [problem, setProblem] = useState<string>();
-
-  const load = () =>
-    api<{ items: Department[] }>('/api/departments')
-      .then((body) => setDepartments(body.items))
-      .catch((err: unknown) => setProblem(errorText(err)));
-  useEffect(() => void load(), []);
-
-  const run = async (work: () => Promise<unknown>) => {
-    setProblem(undefined);
-    try {
-      await work();
-      await load();
-    } catch (err) {
-      setProblem(errorText(err));
-    }
-  };
+  const { problem, run } = useReload(() =>
+    api<{ items: Department[] }>('/api/departments').then((body) => setDepartments(body.items)),
+  );
 
   return (
     <>
@@ -42,29 +31,20 @@ export function DepartmentsPage() {
           });
         }}
       >
-        <label>
-          Id
-          <input
-            required
-            pattern="[a-z0-9]([a-z0-9\-]*[a-z0-9])?"
-            maxLength={63}
-            value={id}
-            onInput={(e) => setId(e.currentTarget.value)}
-          />
-        </label>
-        <label>
-          Name
-          <input value={name} onInput={(e) => setName(e.currentTarget.value)} />
-        </label>
+        <TextField
+          label="Id"
+          required
+          pattern="[a-z0-9]([a-z0-9\-]*[a-z0-9])?"
+          maxLength={63}
+          value={id}
+          onValue={setId}
+        />
+        <TextField label="Name" value={name} onValue={setName} />
         <button type="submit" class="primary">
           Create department
         </button>
       </form>
-      {problem && (
-        <p class="error" role="alert">
-          {problem}
-        </p>
-      )}
+      <Problem text={problem} />
       {departments.length === 0 ? (
         <p>No departments yet.</p>
       ) : (

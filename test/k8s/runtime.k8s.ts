@@ -3,7 +3,6 @@
 // runs) enrolls, pulls the source by URL, starts the app; reap deletes the claim and the pod goes.
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { KubeConfig } from '@kubernetes/client-node';
 import { create as createTar } from 'tar';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KubeAccessCheck } from '../../src/kube/access-check.js';
@@ -19,6 +18,7 @@ import {
   type Sandbox,
 } from '../../src/runtime/runtime.js';
 import { startCluster, startTestNode, waitFor, type Cluster, type TestNode } from './cluster.js';
+import { kubeConfigFor, startRelay, type Relay } from './configmap-support.js';
 import { bundlePodAgent, podAgentCommand } from './pod-agent.js';
 
 const NS = 'slipway';
@@ -62,6 +62,7 @@ describe('kubernetes runtime (real API server, agent-sandbox controller, test no
   let node: TestNode;
   let runtime: Runtime;
   let options: KubernetesRuntimeOptions;
+  let relay: Relay;
   let sources: Server;
   const blobs = new Map<string, Buffer>();
   const logs: string[] = [];
@@ -85,8 +86,9 @@ describe('kubernetes runtime (real API server, agent-sandbox controller, test no
     const port = (sources.address() as AddressInfo).port;
     blobs.set('static.v1', await tarball('examples/static'));
     blobs.set('node.v1', await tarball('examples/node'));
-    const kc = new KubeConfig();
-    kc.loadFromFile(cluster.kubeconfig);
+    // Through a relay the tests can cut: the runtime's watches must come back after it.
+    relay = await startRelay(cluster);
+    const kc = kubeConfigFor(cluster, { server: relay.server });
     options = {
       kubeConfig: kc,
       access: new KubeAccessCheck(kc, NS, {
@@ -97,7 +99,7 @@ describe('kubernetes runtime (real API server, agent-sandbox controller, test no
       namespace: NS,
       templates: ['static', 'node', 'python'],
       poolSize: 1,
-      claimTimeoutMs: 4_000,
+      claimTimeoutMs: 10_000,
       startTimeoutMs: 15_000,
       pod: {
         image: 'slipway/agent:test',
@@ -123,6 +125,7 @@ describe('kubernetes runtime (real API server, agent-sandbox controller, test no
     await runtime?.stop();
     await node?.stop();
     await cluster?.stop();
+    await relay?.cut();
     sources?.close();
   });
 
@@ -257,6 +260,19 @@ describe('kubernetes runtime (real API server, agent-sandbox controller, test no
     const site = await runtime.claim('static', 'app-after-change');
     expect(site.id).toMatch(/^slipway-static-/);
     await runtime.reap(site);
+  });
+
+  it('picks its watches up again after the API server connection drops', async () => {
+    await relay.cut();
+    // Long enough for the watches to notice and their first resync to fail.
+    await new Promise((r) => setTimeout(r, 2_500));
+    expect(runtime.status().ok).toBe(false);
+    await relay.open();
+    await waitFor('watches healthy again', async () => runtime.status().ok, 30_000);
+    // A claim binds: the claim watch sees the controller's update (no polling).
+    const sb = await runtime.claim('static', 'app-after-drop');
+    expect(sb.address?.host).toMatch(/^198\.1[89]\./);
+    await runtime.reap(sb);
   });
 
   it('a claim that does not bind in time fails as a transient error and leaves no claim', async () => {

@@ -37,14 +37,18 @@ export class ObjectWatch<T extends WatchedObject> {
       this.connected = true;
       this.wake();
     });
-    this.informer.on('error', (err: unknown) => {
-      this.connected = false;
-      this.onDrop(err);
-      if (this.stopped) return;
-      this.restartTimer = setTimeout(() => {
-        this.informer.start().catch((e: unknown) => this.onDrop(e));
-      }, RESYNC_DELAY_MS);
-    });
+    this.informer.on('error', (err: unknown) => this.dropped(err));
+  }
+
+  /** The watch (or a re-list) failed: once, a second later, list and watch again. */
+  private dropped(err: unknown): void {
+    this.connected = false;
+    this.onDrop(err);
+    if (this.stopped || this.restartTimer !== undefined) return;
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = undefined;
+      this.informer.start().catch((e: unknown) => this.dropped(e));
+    }, RESYNC_DELAY_MS);
   }
 
   async start(): Promise<void> {
@@ -55,6 +59,7 @@ export class ObjectWatch<T extends WatchedObject> {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.restartTimer);
+    this.restartTimer = undefined;
     await this.informer.stop();
     this.wake();
   }

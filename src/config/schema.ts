@@ -283,6 +283,27 @@ export const configSchema = z.strictObject({
               gatewayNamespace: z.string().min(1).optional(),
             })
             .prefault({}),
+          /**
+           * Who writes the SandboxTemplates, SandboxWarmPools and the enroll Secret: Slipway at
+           * start (`slipway`), or a Helm release (`chart`), which names its Secret and its pools.
+           */
+          sandboxObjects: z
+            .strictObject({
+              managedBy: z.enum(['slipway', 'chart']).default('slipway'),
+              enrollSecret: z.string().min(1).default('slipway-sandbox-enroll'),
+              pools: z
+                .strictObject({
+                  static: z.string().min(1),
+                  node: z.string().min(1),
+                  python: z.string().min(1),
+                })
+                .optional(),
+            })
+            .refine(
+              (o) => o.managedBy === 'slipway' || o.pools !== undefined,
+              'managedBy chart needs pools: the warm pool of each template (static, node, python)',
+            )
+            .prefault({}),
           /** The language runtimes in the agent image, as the platform info reports them. */
           versions: z
             .partialRecord(z.enum(['node', 'python']), z.string())

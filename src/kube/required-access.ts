@@ -14,6 +14,12 @@ export interface AccessNeeds {
    * networkpolicies rule.
    */
   networkPolicy: boolean;
+  /**
+   * `runtime.kubernetes.sandboxObjects.managedBy`: `slipway` (the default) writes the
+   * SandboxTemplates, SandboxWarmPools and the enroll Secret; with `chart` the Helm release owns
+   * them and Slipway only reads the pools and the Secret.
+   */
+  sandboxObjects?: 'slipway' | 'chart';
 }
 
 /** One resource Slipway uses in its namespace and the verbs it calls on it. */
@@ -44,16 +50,27 @@ const APPLIED: readonly Verb[] = ['list', 'create', 'patch', 'delete'];
  * Role is checked against this list.
  */
 export function requiredAccess(needs: AccessNeeds): ResourceAccess[] {
+  const ownsSandboxes = needs.sandboxObjects !== 'chart';
+  const sandboxes: ResourceAccess[] = ownsSandboxes
+    ? [
+        { group: EXTENSIONS, resource: 'sandboxtemplates', verbs: ['get', 'create', 'update'] },
+        {
+          group: EXTENSIONS,
+          resource: 'sandboxwarmpools',
+          verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'],
+        },
+      ]
+    : [{ group: EXTENSIONS, resource: 'sandboxwarmpools', verbs: ['list', 'watch'] }];
   const list: ResourceAccess[] = [
-    { group: EXTENSIONS, resource: 'sandboxtemplates', verbs: ['get', 'create', 'update'] },
-    {
-      group: EXTENSIONS,
-      resource: 'sandboxwarmpools',
-      verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'],
-    },
+    ...sandboxes,
     { group: EXTENSIONS, resource: 'sandboxclaims', verbs: ['list', 'watch', 'create', 'delete'] },
-    { group: '', resource: 'secrets', verbs: ['get', 'create', 'update'] },
-    { group: '', resource: 'services', verbs: ['get', ...APPLIED] },
+    {
+      group: '',
+      resource: 'secrets',
+      verbs: ownsSandboxes ? ['get', 'create', 'update'] : ['get'],
+    },
+    // `get`: the egress Service's ClusterIP, which Slipway writes into its pods' env.
+    { group: '', resource: 'services', verbs: ownsSandboxes ? ['get', ...APPLIED] : APPLIED },
     { group: 'discovery.k8s.io', resource: 'endpointslices', verbs: APPLIED },
   ];
   if (needs.networkPolicy) {

@@ -27,9 +27,15 @@ export function openRuntime(config: Config, deps: RuntimeDeps): Runtime {
       );
     }
     const kubeConfig = loadKubeConfig(config);
+    const objects = runtime.kubernetes.sandboxObjects;
     return createKubernetesRuntime({
       kubeConfig,
+      sandboxObjects:
+        objects.managedBy === 'chart' && objects.pools
+          ? { managedBy: 'chart', enrollSecret: objects.enrollSecret, pools: objects.pools }
+          : { managedBy: 'slipway' },
       access: new KubeAccessCheck(kubeConfig, config.kubernetes.namespace, {
+        sandboxObjects: objects.managedBy,
         routeKind: runtime.kubernetes.routes.kind,
         configMapStore: config.store.backend === 'configmap',
         networkPolicy: runtime.kubernetes.networkPolicy.enabled,

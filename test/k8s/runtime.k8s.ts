@@ -91,6 +91,7 @@ describe('kubernetes runtime (real API server, agent-sandbox controller, test no
     const kc = kubeConfigFor(cluster, { server: relay.server });
     options = {
       kubeConfig: kc,
+      sandboxObjects: { managedBy: 'slipway' },
       access: new KubeAccessCheck(kc, NS, {
         routeKind: 'none',
         configMapStore: false,

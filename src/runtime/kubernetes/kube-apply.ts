@@ -78,6 +78,22 @@ export class KubeApply {
     })) as { items: T[] };
   }
 
+  /** The Secret's entries `names`; a missing Secret or entry is an error that names it. */
+  async readSecret(name: string, names: readonly string[]): Promise<Record<string, string>> {
+    const secret = await this.core
+      .readNamespacedSecret({ name, namespace: this.namespace })
+      .catch((err: unknown) => {
+        throw new Error(`the Secret ${name}: ${apiErrorText(err)}`);
+      });
+    const data = secret.data ?? {};
+    const missing = names.filter((key) => !data[key]);
+    if (missing.length > 0)
+      throw new Error(`the Secret ${name} has no ${missing.join(', ')} entry`);
+    return Object.fromEntries(
+      names.map((key) => [key, Buffer.from(data[key] ?? '', 'base64').toString('utf8')]),
+    );
+  }
+
   /**
    * The Secret's entries, created with `fresh()` values for the names it lacks. Values are read
    * back, never logged.

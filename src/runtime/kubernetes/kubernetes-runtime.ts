@@ -33,6 +33,13 @@ export interface KubernetesRuntimeOptions {
   egress: EgressOptions;
   /** Whether the cluster has what Slipway needs (API, CRDs, RBAC): part of readiness. */
   access: { start(): void; stop(): void; status(): { ok: boolean; detail?: string } };
+  /**
+   * Who writes the SandboxTemplates, pools and enroll Secret: this runtime, or a Helm release
+   * that names its Secret and each template's pool.
+   */
+  sandboxObjects:
+    | { managedBy: 'slipway' }
+    | { managedBy: 'chart'; enrollSecret: string; pools: Record<string, string> };
   /** Fence the sandbox pods with a NetworkPolicy (egress: only the gate); undefined: don't. */
   networkPolicy?: { controlPlaneLabels: Record<string, string>; gatewayNamespace?: string };
   log(msg: string, extra?: object): void;
@@ -110,11 +117,18 @@ export function createKubernetesRuntime(opts: KubernetesRuntimeOptions): Runtime
       (address) => byAddress.get(address)?.egress.gate,
       opts.log,
     );
-    const setup = await setUpCluster(kube, {
-      ...opts,
-      gate: await gateAddress(kube, opts.egress, egressPort.port),
-      gatePort: listen.port || egressPort.port,
-    });
+    const objects = opts.sandboxObjects;
+    const setup =
+      objects.managedBy === 'chart'
+        ? {
+            enrollKeys: await kube.readSecret(objects.enrollSecret, opts.templates),
+            poolOf: new Map(Object.entries(objects.pools)),
+          }
+        : await setUpCluster(kube, {
+            ...opts,
+            gate: await gateAddress(kube, opts.egress, egressPort.port),
+            gatePort: listen.port || egressPort.port,
+          });
     bindDeps.enrollKeys = setup.enrollKeys;
     bindDeps.poolOf = setup.poolOf;
     await Promise.all([claims.start(), pools.start()]);

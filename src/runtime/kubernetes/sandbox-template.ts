@@ -38,8 +38,13 @@ export function poolName(template: string): string {
 export function sandboxTemplate(
   template: string,
   opts: PodSpecOptions,
-  /** The egress gate as pods dial it, `address:port`. */
+  /** The egress gate as pods dial it, `address:port` (or `$(VAR)` references the kubelet expands). */
   egressGate: string,
+  /**
+   * `serviceLinks`: the pod gets the namespace's Service env vars (`<NAME>_SERVICE_HOST`), so a
+   * Helm chart, which cannot know the gate's ClusterIP, can name it through them.
+   */
+  links: { serviceLinks: boolean } = { serviceLinks: false },
 ): Obj {
   const labels = { ...MANAGED, [LABELS.sandbox]: 'true', [LABELS.template]: template };
   return {
@@ -51,7 +56,7 @@ export function sandboxTemplate(
         metadata: { labels },
         spec: {
           automountServiceAccountToken: false,
-          enableServiceLinks: false,
+          enableServiceLinks: links.serviceLinks,
           restartPolicy: 'Never',
           securityContext: {
             runAsNonRoot: true,

@@ -10,7 +10,8 @@
 //     reserved for benchmarks and never routed; not 127/8, whose addresses the API server refuses in
 //     EndpointSlices, as it would from a real node; adding them needs root, as CI runs), and starts
 //     agentCommand(pod) as a local process with the pod's first container's env resolved
-//     (value, secretKeyRef, configMapKeyRef, fieldRef) plus POD_IP;
+//     (value with `$(VAR)` expansion, secretKeyRef, configMapKeyRef, fieldRef), the namespace's
+//     service links (`<NAME>_SERVICE_HOST/_PORT`, unless enableServiceLinks is false) and POD_IP;
 //   - runs the container's readinessProbe if it has an httpGet one (against the pod's IP), then writes
 //     the pod status: phase Running, podIP(s), conditions Ready/ContainersReady=True;
 //   - when the process exits: restarts it (restartPolicy Always / OnFailure) or ends the pod
@@ -27,6 +28,7 @@ import type { Api, Cluster, K8sObject } from './cluster.js';
 
 export type PodSpecLite = {
   nodeName?: string;
+  enableServiceLinks?: boolean;
   restartPolicy?: string;
   terminationGracePeriodSeconds?: number;
   containers?: ContainerLite[];
@@ -168,12 +170,44 @@ export async function startTestNode(opts: TestNodeOptions): Promise<TestNode> {
     'application/merge-patch+json',
   );
 
-  async function resolveEnv(pod: Pod, c: ContainerLite | undefined, ip: string) {
+  /** What a kubelet gives a pod with service links on: `<NAME>_SERVICE_HOST/_PORT` per Service. */
+  async function serviceLinks(ns: string): Promise<Record<string, string>> {
+    type Svc = {
+      metadata: { name: string };
+      spec: { clusterIP?: string; ports?: { name?: string; port: number }[] };
+    };
+    const res = await api.get<{ items: Svc[] }>(`/api/v1/namespaces/${ns}/services`);
     const env: Record<string, string> = {};
+    for (const svc of res.status === 200 ? res.body.items : []) {
+      const ip = svc.spec.clusterIP;
+      if (!ip || ip === 'None') continue;
+      const name = svc.metadata.name.toUpperCase().replace(/-/g, '_');
+      env[`${name}_SERVICE_HOST`] = ip;
+      const [first] = svc.spec.ports ?? [];
+      if (first) env[`${name}_SERVICE_PORT`] = String(first.port);
+      for (const p of svc.spec.ports ?? []) {
+        if (p.name)
+          env[`${name}_SERVICE_PORT_${p.name.toUpperCase().replace(/-/g, '_')}`] = String(p.port);
+      }
+    }
+    return env;
+  }
+
+  /** The kubelet's `$(VAR)` expansion: a defined variable's value, `$$` a literal `$`. */
+  function expand(value: string, env: Record<string, string>): string {
+    return value.replace(/\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)/g, (whole, name?: string) =>
+      name === undefined ? '$' : (env[name] ?? whole),
+    );
+  }
+
+  async function resolveEnv(pod: Pod, c: ContainerLite | undefined, ip: string) {
     const ns = pod.metadata?.namespace ?? 'default';
+    const links = pod.spec?.enableServiceLinks === false ? {} : await serviceLinks(ns);
+    const env: Record<string, string> = {};
+    const lookup = (): Record<string, string> => ({ ...links, ...env });
     for (const e of c?.env ?? []) {
       if (e.value !== undefined) {
-        env[e.name] = e.value;
+        env[e.name] = expand(e.value, lookup());
         continue;
       }
       const ref = e.valueFrom;
@@ -208,7 +242,7 @@ export async function startTestNode(opts: TestNodeOptions): Promise<TestNode> {
       }
     }
     env.POD_IP ??= ip;
-    return env;
+    return { ...links, ...env };
   }
 
   async function writeStatus(r: Running, ready: boolean, phase = 'Running', exitCode?: number) {

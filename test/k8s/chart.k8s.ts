@@ -1,8 +1,9 @@
 // The Helm chart (charts/slipway) against real parts: helm and kubeconform built from their Go
 // modules (build.sh), kubeconform's schemas generated from the test cluster's OpenAPI, and
 // install / upgrade / uninstall into the real API server (admission, RBAC, CRD validation).
-// No control plane pod runs (the test cluster has no kubelet for it), so what Slipway itself
-// writes at start (templates, pools, the enroll Secret) is not here.
+// No control plane pod runs (the test cluster has no kubelet for it); the agent-sandbox
+// controller does, and fills the chart's warm pools with sandbox pods.
+import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
@@ -10,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
 import { requiredAccess, type ResourceAccess } from '../../src/kube/required-access.js';
 import { sandboxNetworkPolicy } from '../../src/kube/sandbox-network-policy.js';
-import { sandboxTemplate, warmPool } from '../../src/runtime/kubernetes/sandbox-template.js';
+import { sandboxTemplate } from '../../src/runtime/kubernetes/sandbox-template.js';
 import { chartSchemas } from './chart-schemas.js';
 import { CHART, ciValueFiles, find, helm, kubeconform, mustHelm, render } from './chart-tools.js';
 import { cacheDir, startCluster, waitFor, type Cluster, type K8sObject } from './cluster.js';
@@ -44,6 +45,29 @@ afterAll(async () => {
   await cluster?.stop();
   console.log(JSON.stringify({ timings: cluster?.timings, ...numbers }, null, 2));
 });
+
+/** Slipway's config as the rendered ConfigMap holds it. */
+const configIn = (objects: K8sObject[]) => {
+  const cm = find(objects, 'ConfigMap') as K8sObject & { data: Record<string, string> };
+  return parseConfig(parseYaml(cm.data['config.yaml'] as string));
+};
+
+/** What a pool name carries: sha256 of the template's spec as JSON (helm's toJson sorts keys). */
+const specHash = (spec: unknown) =>
+  createHash('sha256')
+    .update(JSON.stringify(sortedKeys(spec)))
+    .digest('hex')
+    .slice(0, 10);
+const sortedKeys = (v: unknown): unknown =>
+  Array.isArray(v)
+    ? v.map(sortedKeys)
+    : typeof v === 'object' && v !== null
+      ? Object.fromEntries(
+          Object.keys(v)
+            .sort()
+            .map((k) => [k, sortedKeys((v as Record<string, unknown>)[k])]),
+        )
+      : v;
 
 const asTriples = (
   rules: ResourceAccess[] | { apiGroups: string[]; resources: string[]; verbs: string[] }[],
@@ -138,6 +162,9 @@ describe('rendering: helm lint, helm template, kubeconform', () => {
           `${name}: ${kind}`,
         ).toBe(true);
       }
+      for (const kind of ['SandboxTemplate', 'SandboxWarmPool']) {
+        expect(objects.filter((o) => o.kind === kind).length, `${name}: ${kind}`).toBe(3);
+      }
     }
     const tls = await render(home, ['-f', ciValueFiles()['tls-secret'] as string]);
     expect(tls.objects.map((o) => o.kind)).toEqual(
@@ -167,38 +194,96 @@ describe('rendering: helm lint, helm template, kubeconform', () => {
     expect(wrongType.summary.invalid).toBe(1);
   });
 
-  it('configures the SandboxTemplates and SandboxWarmPools Slipway writes, valid against the agent-sandbox CRDs', async () => {
-    // Slipway writes them at start (README of the chart): what it would write from each rendered
-    // config goes through kubeconform against the agent-sandbox CRD schemas.
+  it('renders per template the SandboxTemplate Slipway would write (no drift), a pool named for its hash and the config naming them', async () => {
     for (const [name, args] of variants()) {
       const { objects } = await render(home, args);
-      const cm = find(objects, 'ConfigMap') as K8sObject & { data: Record<string, string> };
-      const { runtime } = parseConfig(parseYaml(cm.data['config.yaml'] as string));
+      const config = configIn(objects);
+      const { runtime } = config;
       const pod = {
         image: runtime.kubernetes.image,
         command: runtime.kubernetes.command,
         memoryLimitMB: runtime.memoryLimitMB,
         cpu: runtime.cpu,
       };
-      const written = ['static', 'node', 'python'].flatMap((t) => [
-        sandboxTemplate(t, pod, '10.96.0.40:3128'),
-        warmPool(t, runtime.poolSize, '0123abcd'),
-      ]);
-      const report = await kubeconform(
-        schemaDir,
-        written.map((o) => JSON.stringify(o)).join('\n---\n'),
-      );
-      expect(report.summary, `${name}: ${JSON.stringify(report.resources)}`).toEqual({
-        valid: 6,
-        invalid: 0,
-        errors: 0,
-        skipped: 0,
+      // The gate through the egress Service's service-link env vars, which the kubelet expands.
+      const gate = '$(SLIPWAY_EGRESS_SERVICE_HOST):$(SLIPWAY_EGRESS_SERVICE_PORT)';
+      const pools: Record<string, string> = {};
+      for (const t of ['static', 'node', 'python']) {
+        const template = find(objects, 'SandboxTemplate', `slipway-${t}`);
+        expect(template.spec, `${name} ${t}`).toEqual(
+          sandboxTemplate(t, pod, gate, { serviceLinks: true }).spec,
+        );
+        const pool = find(objects, 'SandboxWarmPool', `slipway-${t}-${specHash(template.spec)}`);
+        expect(pool.spec, `${name} ${t}`).toEqual({
+          replicas: runtime.poolSize,
+          sandboxTemplateRef: { name: `slipway-${t}` },
+        });
+        pools[t] = pool.metadata?.name as string;
+      }
+      expect(runtime.kubernetes.sandboxObjects, name).toEqual({
+        managedBy: 'chart',
+        enrollSecret: 'slipway-sandbox-enroll',
+        pools,
       });
+      const secret = find(objects, 'Secret', 'slipway-sandbox-enroll') as K8sObject & {
+        data: Record<string, string>;
+      };
+      expect(Object.keys(secret.data).sort(), name).toEqual(['node', 'python', 'static']);
+      for (const value of Object.values(secret.data)) {
+        expect(Buffer.from(value, 'base64').toString()).toMatch(/^[A-Za-z0-9]{48}$/);
+      }
       const values =
-        name === 'sqlite-pvc' ? { poolSize: 1, memory: '256Mi' } : { poolSize: 2, memory: '512Mi' };
-      expect((written[1]?.spec as { replicas: number }).replicas, name).toBe(values.poolSize);
-      expect(JSON.stringify(written[0]), name).toContain(`"memory":"${values.memory}"`);
+        name === 'sqlite-pvc'
+          ? { poolSize: 1, memory: '256Mi', cpu: '0.5' }
+          : { poolSize: 2, memory: '512Mi', cpu: '1' };
+      expect(runtime.poolSize, name).toBe(values.poolSize);
+      expect(JSON.stringify(find(objects, 'SandboxTemplate').spec), name).toContain(
+        `"limits":{"memory":"${values.memory}","cpu":"${values.cpu}"}`,
+      );
     }
+  });
+
+  it('names its own egress Service and enroll Secret in the sandbox pods under another release name', async () => {
+    const { objects } = await render(home, ['--set', 'fullnameOverride=team-a-slipway']);
+    const runtime = configIn(objects).runtime;
+    const spec = find(objects, 'SandboxTemplate', 'team-a-slipway-node').spec;
+    const expected = sandboxTemplate(
+      'node',
+      {
+        image: 'slipway/agent:0.1.0',
+        command: runtime.kubernetes.command,
+        memoryLimitMB: 512,
+        cpu: 1,
+      },
+      '$(TEAM_A_SLIPWAY_EGRESS_SERVICE_HOST):$(TEAM_A_SLIPWAY_EGRESS_SERVICE_PORT)',
+      { serviceLinks: true },
+    ).spec;
+    // The runtime's own writer names its fixed Secret; the chart's is named for the release.
+    const text = JSON.stringify(expected).replace(
+      '"name":"slipway-sandbox-enroll"',
+      '"name":"team-a-slipway-sandbox-enroll"',
+    );
+    expect(spec).toEqual(JSON.parse(text));
+    expect(find(objects, 'Service', 'team-a-slipway-egress')).toBeDefined();
+    find(objects, 'Secret', 'team-a-slipway-sandbox-enroll');
+    expect(runtime.kubernetes.sandboxObjects).toMatchObject({
+      enrollSecret: 'team-a-slipway-sandbox-enroll',
+      pools: { node: `team-a-slipway-node-${specHash(spec)}` },
+    });
+  });
+
+  it('renames a pool when its template changes (a new image), not when only its size does', async () => {
+    const poolNames = async (args: string[]) =>
+      (await render(home, args)).objects
+        .filter((o) => o.kind === 'SandboxWarmPool')
+        .map((o) => o.metadata?.name)
+        .sort();
+    const before = await poolNames([]);
+    expect(before).toHaveLength(3);
+    expect(await poolNames(['--set', 'sandboxes.poolSize=5'])).toEqual(before);
+    const renamed = await poolNames(['--set', 'sandboxes.image=slipway/agent:0.2.0']);
+    expect(renamed).toHaveLength(3);
+    for (const pool of renamed) expect(before).not.toContain(pool);
   });
 
   it('renders a config that Slipway itself accepts, with the values in it, for every variant', async () => {
@@ -271,7 +356,9 @@ describe('rendering: helm lint, helm template, kubeconform', () => {
         routeKind: config.runtime.kubernetes.routes.kind,
         configMapStore: config.store.backend === 'configmap',
         networkPolicy: config.runtime.kubernetes.networkPolicy.enabled,
+        sandboxObjects: config.runtime.kubernetes.sandboxObjects.managedBy,
       };
+      expect(needs.sandboxObjects, name).toBe('chart');
       expect(asTriples(role.rules), name).toEqual(asTriples(requiredAccess(needs)));
     }
   });
@@ -388,6 +475,7 @@ describe('rendering: helm lint, helm template, kubeconform', () => {
 
 describe('install, upgrade and uninstall in the test cluster', () => {
   const LABEL = 'app.kubernetes.io%2Finstance%3Dslipway';
+  const EXT = '/apis/extensions.agents.x-k8s.io/v1beta1/namespaces/slipway';
   /** The namespaced objects of the release, by kind, as the API lists them. */
   const KINDS: [string, string][] = [
     ['ConfigMap', '/api/v1/namespaces/slipway/configmaps'],
@@ -403,6 +491,8 @@ describe('install, upgrade and uninstall in the test cluster', () => {
     ['PodDisruptionBudget', '/apis/policy/v1/namespaces/slipway/poddisruptionbudgets'],
     ['HTTPRoute', '/apis/gateway.networking.k8s.io/v1/namespaces/slipway/httproutes'],
     ['ServiceMonitor', '/apis/monitoring.coreos.com/v1/namespaces/slipway/servicemonitors'],
+    ['SandboxTemplate', `${EXT}/sandboxtemplates`],
+    ['SandboxWarmPool', `${EXT}/sandboxwarmpools`],
   ];
   const listed = async () => {
     const out: string[] = [];
@@ -425,14 +515,15 @@ describe('install, upgrade and uninstall in the test cluster', () => {
   it('is refused by RBAC for an installer who does not hold what the Role grants (no escalation)', async () => {
     const ns = 'escalation';
     await cluster.api.must('POST', '/api/v1/namespaces', { metadata: { name: ns } });
-    const narrow = await namespaceInstaller(
-      ns,
-      INSTALLER_RULES.filter((r) => r.apiGroups[0] !== 'extensions.agents.x-k8s.io'),
-    );
+    // It may write the chart's own templates and pools, but not the claims the Role grants.
+    const narrow = await namespaceInstaller(ns, [
+      ...INSTALLER_RULES.filter((r) => r.apiGroups[0] !== 'extensions.agents.x-k8s.io'),
+      all('extensions.agents.x-k8s.io', ['sandboxtemplates', 'sandboxwarmpools']),
+    ]);
     const res = await helm(home, ['install', 'slipway', CHART, '-n', ns], narrow);
     expect(res.code).not.toBe(0);
     expect(res.stderr).toMatch(/attempting to grant RBAC permissions not currently held/);
-    expect(res.stderr).toContain('extensions.agents.x-k8s.io');
+    expect(res.stderr).toMatch(/extensions.agents.x-k8s.io.*sandboxclaims/);
     const roles = await cluster.api.must<{ items: K8sObject[] }>(
       'GET',
       `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`,
@@ -471,6 +562,25 @@ describe('install, upgrade and uninstall in the test cluster', () => {
     );
     return review.status.allowed;
   };
+  const enrollKeys = async () =>
+    (
+      await cluster.api.must<{ data: Record<string, string> }>(
+        'GET',
+        `/api/v1/namespaces/${NS}/secrets/slipway-sandbox-enroll`,
+      )
+    ).data;
+  const poolsNow = async () => {
+    const { pools } = (await configOf()).runtime.kubernetes.sandboxObjects;
+    if (!pools) throw new Error('the installed config names no pools');
+    return pools;
+  };
+  const sandboxPods = async () =>
+    (
+      await cluster.api.must<{ items: PoolPod[] }>(
+        'GET',
+        `/api/v1/namespaces/${NS}/pods?labelSelector=slipway.dev%2Fsandbox%3Dtrue`,
+      )
+    ).items;
   const configOf = async () => {
     const cm = await cluster.api.must<K8sObject & { data: Record<string, string> }>(
       'GET',
@@ -511,7 +621,14 @@ describe('install, upgrade and uninstall in the test cluster', () => {
     expect(out).toContain(
       "kubectl -n slipway get secret slipway-api-key -o jsonpath='{.data.api-key}' | base64 -d",
     );
-    expect(out).toContain('Slipway itself writes the SandboxTemplates');
+    expect(out).toContain(
+      'this release holds the SandboxTemplates slipway-static, slipway-node, slipway-python',
+    );
+    expect(out).toContain(
+      'kubectl -n slipway delete sandboxclaims,services,endpointslices,httproutes -l app.kubernetes.io/managed-by=slipway',
+    );
+    const pools = await poolsNow();
+    expect(Object.keys(pools).sort()).toEqual(['node', 'python', 'static']);
     const manifest = await asInstaller(['get', 'manifest', 'slipway', '-n', NS]);
     const rendered = manifest
       .split(/^---$/m)
@@ -534,9 +651,30 @@ describe('install, upgrade and uninstall in the test cluster', () => {
         'Service/slipway-egress',
         'ServiceAccount/slipway',
         'ServiceMonitor/slipway',
+        'Secret/slipway-sandbox-enroll',
+        ...['static', 'node', 'python'].map((t) => `SandboxTemplate/slipway-${t}`),
+        ...Object.values(pools).map((p) => `SandboxWarmPool/${p}`),
       ].sort(),
     );
     expect(await listed()).toEqual(rendered);
+    // The pools are real: agent-sandbox's controller makes their sandboxes' pods from the
+    // templates, and the API server accepts those pod specs.
+    const pods = await waitFor('the warm pools pods, 2 per template', async () => {
+      const list = await sandboxPods();
+      return list.length === 6 ? list : undefined;
+    });
+    for (const pod of pods) {
+      expect(pod.spec.enableServiceLinks).toBe(true);
+      expect(pod.spec.containers[0]?.env).toContainEqual({
+        name: 'SLIPWAY_EGRESS_GATE',
+        value: '$(SLIPWAY_EGRESS_SERVICE_HOST):$(SLIPWAY_EGRESS_SERVICE_PORT)',
+      });
+    }
+    const enroll = await enrollKeys();
+    expect(Object.keys(enroll).sort()).toEqual(['node', 'python', 'static']);
+    for (const value of Object.values(enroll)) {
+      expect(Buffer.from(value, 'base64').toString()).toMatch(/^[A-Za-z0-9]{48}$/);
+    }
     const key = await cluster.api.must<{ data: Record<string, string> }>(
       'GET',
       `/api/v1/namespaces/${NS}/secrets/slipway-api-key`,
@@ -554,7 +692,12 @@ describe('install, upgrade and uninstall in the test cluster', () => {
 
   it('gives the service account exactly what Slipway uses, and not more', async () => {
     const api = await sa();
-    const needs = { routeKind: 'httproute', configMapStore: false, networkPolicy: false } as const;
+    const needs = {
+      routeKind: 'httproute',
+      configMapStore: false,
+      networkPolicy: false,
+      sandboxObjects: 'chart',
+    } as const;
     for (const r of requiredAccess(needs)) {
       for (const verb of r.verbs) {
         expect(
@@ -579,7 +722,14 @@ describe('install, upgrade and uninstall in the test cluster', () => {
       { verb: 'create', group: 'networking.k8s.io', resource: 'networkpolicies' },
       { verb: 'list', group: '', resource: 'configmaps' },
       { verb: 'create', group: 'agents.x-k8s.io', resource: 'sandboxes' },
+      // The release owns the templates, the pools and the enroll Secret: Slipway writes none.
       { verb: 'delete', group: 'extensions.agents.x-k8s.io', resource: 'sandboxtemplates' },
+      { verb: 'create', group: 'extensions.agents.x-k8s.io', resource: 'sandboxtemplates' },
+      { verb: 'update', group: 'extensions.agents.x-k8s.io', resource: 'sandboxtemplates' },
+      { verb: 'create', group: 'extensions.agents.x-k8s.io', resource: 'sandboxwarmpools' },
+      { verb: 'delete', group: 'extensions.agents.x-k8s.io', resource: 'sandboxwarmpools' },
+      { verb: 'create', group: '', resource: 'secrets' },
+      { verb: 'update', group: '', resource: 'secrets' },
       { verb: 'list', group: 'networking.k8s.io', resource: 'ingresses' },
       {
         verb: 'create',
@@ -601,8 +751,10 @@ describe('install, upgrade and uninstall in the test cluster', () => {
     expect((await api.get(`/api/v1/namespaces/${NS}/pods`)).status).toBe(403);
   });
 
-  it('upgrades with changed values: the ConfigMap changes, the Deployment rolls, the Role follows the store', async () => {
+  it('upgrades with changed values: the ConfigMap changes, the Deployment rolls, the Role follows the store, a new image gets new pools', async () => {
     const before = await deployment();
+    const poolsBefore = await poolsNow();
+    const enrollBefore = await enrollKeys();
     const keyBefore = await cluster.api.must<{ data: Record<string, string> }>(
       'GET',
       `/api/v1/namespaces/${NS}/secrets/slipway-api-key`,
@@ -640,6 +792,33 @@ describe('install, upgrade and uninstall in the test cluster', () => {
       `/api/v1/namespaces/${NS}/secrets/slipway-api-key`,
     );
     expect(keyAfter.data['api-key']).toBe(keyBefore.data['api-key']);
+    // So do the enroll keys; the new image made new pools, and Helm deleted the old ones.
+    expect(await enrollKeys()).toEqual(enrollBefore);
+    const poolsAfter = await poolsNow();
+    for (const t of ['static', 'node', 'python'] as const) {
+      expect(poolsAfter[t], t).toMatch(new RegExp(`^slipway-${t}-[0-9a-f]{10}$`));
+      expect(poolsAfter[t], t).not.toBe(poolsBefore[t]);
+    }
+    const warmPools = await cluster.api.must<{
+      items: (K8sObject & { spec: { replicas: number } })[];
+    }>('GET', `/apis/extensions.agents.x-k8s.io/v1beta1/namespaces/${NS}/sandboxwarmpools`);
+    expect(warmPools.items.map((p) => [p.metadata?.name, p.spec.replicas]).sort()).toEqual(
+      Object.values(poolsAfter)
+        .map((p) => [p, 3])
+        .sort(),
+    );
+    const template = await cluster.api.must<
+      K8sObject & { spec: { podTemplate: { spec: PodTemplateSpec } } }
+    >(
+      'GET',
+      `/apis/extensions.agents.x-k8s.io/v1beta1/namespaces/${NS}/sandboxtemplates/slipway-node`,
+    );
+    expect(template.spec.podTemplate.spec.containers[0]?.image).toBe('slipway/agent:0.2.0');
+    // Fresh warm pods: the old pools' pods go with them, the new pools' pods run the new image.
+    await waitFor('only the new pools pods, 3 per template', async () => {
+      const images = (await sandboxPods()).map((p) => p.spec.containers[0]?.image);
+      return images.length === 9 && images.every((i) => i === 'slipway/agent:0.2.0');
+    });
     const api = await sa();
     for (const verb of ['get', 'list', 'watch', 'create', 'update', 'delete']) {
       expect(await allowed(api, { verb, group: '', resource: 'configmaps' }), verb).toBe(true);
@@ -649,9 +828,17 @@ describe('install, upgrade and uninstall in the test cluster', () => {
     expect(objects).toContain('PersistentVolumeClaim/slipway-data');
   });
 
-  it('uninstalls leaving only the kept PVC (and nothing of helm)', async () => {
+  it('uninstalls leaving only the kept PVC (and nothing of helm): templates, pools, the enroll Secret and the warm pods go', async () => {
     await asInstaller(['uninstall', 'slipway', '-n', NS, '--wait']);
     expect(await listed()).toEqual(['PersistentVolumeClaim/slipway-data']);
+    for (const kind of ['sandboxtemplates', 'sandboxwarmpools']) {
+      const left = await cluster.api.must<{ items: K8sObject[] }>(
+        'GET',
+        `/apis/extensions.agents.x-k8s.io/v1beta1/namespaces/${NS}/${kind}`,
+      );
+      expect(left.items, kind).toEqual([]);
+    }
+    await waitFor('the warm pods gone', async () => (await sandboxPods()).length === 0);
     const helmRecords = await cluster.api.must<{ items: K8sObject[] }>(
       'GET',
       `/api/v1/namespaces/${NS}/secrets?labelSelector=owner%3Dhelm`,
@@ -747,6 +934,11 @@ type Container = {
   env?: { name: string; value?: string }[];
 };
 type PodSpec = { securityContext: unknown; containers: Container[] };
+type PodTemplateSpec = {
+  enableServiceLinks: boolean;
+  containers: { image: string; env: { name: string; value?: string }[] }[];
+};
+type PoolPod = K8sObject & { spec: PodTemplateSpec };
 
 // Last: deleting a CRD changes the cluster for everything after it.
 describe('install without agent-sandbox', () => {

@@ -26,6 +26,10 @@ Secrets never go in here: the API key and the S3 credentials reach the pod as en
 {{- with $v.routes.gateway.sectionName }}{{ $_ := set $gateway "sectionName" . }}{{ end }}
 {{- $routes := dict "kind" $v.routes.kind "gateway" $gateway "controlPlaneService" (dict "name" (include "slipway.fullname" .) "port" (int $v.service.port)) }}
 {{- with $v.routes.ingressClassName }}{{ $_ := set $routes "ingressClassName" . }}{{ end }}
+{{- $pools := dict }}
+{{- range $v.sandboxes.templates }}
+{{- $_ := set $pools . (include "slipway.poolName" (dict "root" $ "template" .)) }}
+{{- end }}
 {{- $owned := dict
   "server" (dict "listen" "0.0.0.0:8080" "dataDir" "/data" "baseURL" (printf "https://%s" $v.host) "appsDomain" $v.appsDomain)
   "auth" $auth
@@ -43,6 +47,7 @@ Secrets never go in here: the API key and the S3 credentials reach the pod as en
       "claimTimeout" $v.sandboxes.claimTimeout
       "versions" $v.sandboxes.versions
       "egress" (dict "listen" "0.0.0.0:3128" "service" (include "slipway.egressService" .))
+      "sandboxObjects" (dict "managedBy" "chart" "enrollSecret" (include "slipway.enrollSecret" .) "pools" $pools)
       "networkPolicy" (dict "enabled" false "controlPlaneLabels" (include "slipway.selectorLabels" . | fromYaml))
       "routes" $routes)) }}
 {{- toYaml (mergeOverwrite (deepCopy $v.config) $owned) }}

@@ -291,17 +291,14 @@ export const configSchema = z.strictObject({
             .strictObject({
               managedBy: z.enum(['slipway', 'chart']).default('slipway'),
               enrollSecret: z.string().min(1).default('slipway-sandbox-enroll'),
+              /** managedBy chart: each template's warm pool; the templates served are these. */
               pools: z
-                .strictObject({
-                  static: z.string().min(1),
-                  node: z.string().min(1),
-                  python: z.string().min(1),
-                })
+                .partialRecord(z.enum(['static', 'node', 'python']), z.string().min(1))
                 .optional(),
             })
             .refine(
-              (o) => o.managedBy === 'slipway' || o.pools !== undefined,
-              'managedBy chart needs pools: the warm pool of each template (static, node, python)',
+              (o) => o.managedBy === 'slipway' || Object.keys(o.pools ?? {}).length > 0,
+              'managedBy chart needs pools: the warm pool of each template it serves (static, node, python)',
             )
             .prefault({}),
           /** The language runtimes in the agent image, as the platform info reports them. */

@@ -41,7 +41,11 @@ export function openRuntime(config: Config, deps: RuntimeDeps): Runtime {
         networkPolicy: runtime.kubernetes.networkPolicy.enabled,
       }),
       namespace: config.kubernetes.namespace,
-      templates: ['static', 'node', 'python'],
+      // A chart may render pools for some templates only: those are the ones served.
+      templates:
+        objects.managedBy === 'chart' && objects.pools
+          ? (Object.keys(objects.pools) as ('static' | 'node' | 'python')[])
+          : ['static', 'node', 'python'],
       poolSize: runtime.poolSize,
       claimTimeoutMs: durationMs(runtime.kubernetes.claimTimeout),
       startTimeoutMs: durationMs(runtime.startTimeout),

@@ -15,7 +15,7 @@ import { listenEgressPort } from './egress-port.js';
 import { KubeApply, apiErrorText } from './kube-apply.js';
 import { injectPod } from './pod-inject.js';
 import type { PodSandbox } from './pod-sandbox.js';
-import { CLAIMS, EXT, POOLS, SELECTOR, type PodSpecOptions } from './sandbox-template.js';
+import { CLAIMS, EXT, LABELS, POOLS, SELECTOR, type PodSpecOptions } from './sandbox-template.js';
 
 export interface KubernetesRuntimeOptions {
   kubeConfig: KubeConfig;
@@ -39,7 +39,7 @@ export interface KubernetesRuntimeOptions {
    */
   sandboxObjects:
     | { managedBy: 'slipway' }
-    | { managedBy: 'chart'; enrollSecret: string; pools: Record<string, string> };
+    | { managedBy: 'chart'; enrollSecret: string; pools: Partial<Record<string, string>> };
   /** Fence the sandbox pods with a NetworkPolicy (egress: only the gate); undefined: don't. */
   networkPolicy?: { controlPlaneLabels: Record<string, string>; gatewayNamespace?: string };
   log(msg: string, extra?: object): void;
@@ -74,8 +74,9 @@ type Pool = WatchedObject & {
  */
 export function createKubernetesRuntime(opts: KubernetesRuntimeOptions): Runtime {
   const kube = new KubeApply(opts.kubeConfig, opts.namespace);
-  const claims = watch<Claim>(CLAIMS, 'claim');
-  const pools = watch<Pool>(POOLS, 'warm pool');
+  const claims = watch<Claim>(CLAIMS, 'claim', SELECTOR);
+  // Pools by their template label: a chart's carry its own managed-by.
+  const pools = watch<Pool>(POOLS, 'warm pool', LABELS.template);
   const claimed = new Map<string, PodSandbox>();
   /** Claimed pods by address: the egress port knows a pod by where it connects from. */
   const byAddress = new Map<string, PodSandbox>();
@@ -97,13 +98,17 @@ export function createKubernetesRuntime(opts: KubernetesRuntimeOptions): Runtime
   let state: 'new' | 'started' | 'stopped' = 'new';
   let starting: Promise<void> | undefined;
 
-  function watch<T extends WatchedObject>(plural: string, what: string): ObjectWatch<T> {
+  function watch<T extends WatchedObject>(
+    plural: string,
+    what: string,
+    selector: string,
+  ): ObjectWatch<T> {
     const path = `/apis/${EXT.group}/${EXT.version}/namespaces/${opts.namespace}/${plural}`;
     return new ObjectWatch<T>(
       opts.kubeConfig,
       path,
-      () => kube.listExt<T>(plural, SELECTOR),
-      SELECTOR,
+      () => kube.listExt<T>(plural, selector),
+      selector,
       (err) => opts.log(`${what} watch dropped; resyncing`, { error: apiErrorText(err) }),
     );
   }
@@ -122,7 +127,11 @@ export function createKubernetesRuntime(opts: KubernetesRuntimeOptions): Runtime
       objects.managedBy === 'chart'
         ? {
             enrollKeys: await kube.readSecret(objects.enrollSecret, opts.templates),
-            poolOf: new Map(Object.entries(objects.pools)),
+            poolOf: new Map(
+              Object.entries(objects.pools).filter(
+                (e): e is [string, string] => e[1] !== undefined,
+              ),
+            ),
           }
         : await setUpCluster(kube, {
             ...opts,

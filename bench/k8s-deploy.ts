@@ -11,9 +11,8 @@ import { join } from 'node:path';
 import { parseConfig } from '../src/config/load.js';
 import { startSlipway, type Running } from '../src/start.js';
 import { deploy, fetchApp } from '../test/support/deploy.js';
-import { startMoto } from '../test/support/moto.js';
-import { freePort, startCluster, startTestNode } from '../test/k8s/cluster.js';
-import { bundlePodAgent, podAgentCommand } from '../test/k8s/pod-agent.js';
+import { freePort } from '../test/k8s/cluster.js';
+import { startSlipwayEnv } from '../test/k8s/slipway-env.js';
 import { percentile, round, sleep } from './stats.js';
 
 const KEY = 'bench-k8s-key-0123456789abcdef0123';
@@ -25,21 +24,9 @@ export async function k8sDeployRow(source: Buffer, n: number) {
   const localMs = await deploys(local, source, n, 'local');
   await local.close();
 
-  const moto = await startMoto();
-  const cluster = await startCluster();
-  const node = await startTestNode({
-    cluster,
-    namespace: NS,
-    agentCommand: podAgentCommand(await bundlePodAgent()),
-  });
-  await cluster.api.must('POST', '/api/v1/namespaces', { metadata: { name: NS } });
-  await moto.createBucket('bench-sources');
+  const env = await startSlipwayEnv(NS, 'bench-sources');
   const k8s = await start({
-    kubernetes: { namespace: NS, kubeconfig: cluster.kubeconfig },
-    sources: {
-      backend: 's3',
-      s3: { endpoint: moto.endpoint, bucket: 'bench-sources', forcePathStyle: true },
-    },
+    ...env.config(),
     runtime: {
       backend: 'kubernetes',
       poolSize: 2,
@@ -49,9 +36,16 @@ export async function k8sDeployRow(source: Buffer, n: number) {
   });
   try {
     // Measured into full pools, as the local row is.
+    type Ready = {
+      components?: { runtime?: { pools?: Record<string, { idle: number; target: number }> } };
+    };
     for (let i = 0; i < 600; i += 1) {
-      const res = await fetch(`${k8s.baseURL}/readyz`);
-      if (res.status === 200) break;
+      const res = await fetch(`${k8s.baseURL}/readyz`, {
+        headers: { authorization: `Bearer ${KEY}` },
+      });
+      const pools = ((await res.json()) as Ready).components?.runtime?.pools ?? {};
+      const full = Object.values(pools).every((p) => p.idle >= p.target);
+      if (res.status === 200 && Object.keys(pools).length > 0 && full) break;
       await sleep(100);
     }
     const k8sMs = await deploys(k8s, source, n, 'k8s');
@@ -66,9 +60,7 @@ export async function k8sDeployRow(source: Buffer, n: number) {
     };
   } finally {
     await k8s.close();
-    await node.stop();
-    await cluster.stop();
-    await moto.stop();
+    await env.stop();
   }
 }
 

@@ -10,19 +10,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { deploy, fetchApp, waitForPhase } from '../support/deploy.js';
-import { MOTO_SETUP_TIMEOUT_MS, startMoto, type Moto } from '../support/moto.js';
+import { MOTO_SETUP_TIMEOUT_MS } from '../support/moto.js';
 import { call, startTestServer, type RawConfig, type TestServer } from '../support/server.js';
 import { tarGzDir } from '../support/tarball.js';
 import { find, render } from './chart-tools.js';
-import {
-  startCluster,
-  startTestNode,
-  waitFor,
-  type Cluster,
-  type K8sObject,
-  type TestNode,
-} from './cluster.js';
-import { bundlePodAgent, podAgentCommand } from './pod-agent.js';
+import { waitFor, type K8sObject } from './cluster.js';
+import { startSlipwayEnv, type SlipwayEnv } from './slipway-env.js';
 
 const NS = 'slipway';
 const EXT = '/apis/extensions.agents.x-k8s.io/v1beta1';
@@ -33,22 +26,13 @@ const BUCKET = 'chart-sandboxes';
 const GATE_IP = `10.96.${200 + Math.floor(Math.random() * 50)}.${2 + Math.floor(Math.random() * 250)}`;
 
 describe("Slipway on the chart's sandbox objects (real API server, agent-sandbox, test node)", () => {
-  let cluster: Cluster;
-  let node: TestNode;
-  let moto: Moto;
+  let env: SlipwayEnv;
   let server: TestServer;
   let objects: K8sObject[];
 
   beforeAll(async () => {
-    moto = await startMoto();
-    await moto.createBucket(BUCKET);
-    cluster = await startCluster();
-    node = await startTestNode({
-      cluster,
-      namespace: NS,
-      agentCommand: podAgentCommand(await bundlePodAgent()),
-    });
-    await cluster.api.must('POST', '/api/v1/namespaces', { metadata: { name: NS } });
+    env = await startSlipwayEnv(NS, BUCKET);
+    const { cluster } = env;
     // Two of the three templates: the release decides which ones Slipway serves.
     ({ objects } = await render(mkdtempSync(join(tmpdir(), 'helm-')), [
       '--set',
@@ -91,11 +75,7 @@ describe("Slipway on the chart's sandbox objects (real API server, agent-sandbox
           { key: ADMIN, name: 'ops', role: 'admin' },
         ],
       },
-      kubernetes: { namespace: NS, kubeconfig: cluster.kubeconfig },
-      sources: {
-        backend: 's3',
-        s3: { endpoint: moto.endpoint, bucket: BUCKET, forcePathStyle: true },
-      },
+      ...env.config(),
       runtime: {
         ...chartConfig.runtime,
         egress: { allowPrivate: ['127.0.0.1'] },
@@ -111,9 +91,7 @@ describe("Slipway on the chart's sandbox objects (real API server, agent-sandbox
 
   afterAll(async () => {
     await server?.stop();
-    await node?.stop();
-    await cluster?.stop();
-    await moto?.stop();
+    await env?.stop();
     execFileSync('ip', ['addr', 'del', `${GATE_IP}/32`, 'dev', 'lo']);
   });
 
@@ -132,7 +110,9 @@ describe("Slipway on the chart's sandbox objects (real API server, agent-sandbox
     const app = await waitForPhase(server.baseURL, ALICE, name, ['Ready', 'Failed'], 60_000);
     expect(app.phase, JSON.stringify(app)).toBe('Ready');
     expect((await fetchApp(String(app.url))).body).toContain(text);
-    const claims = await cluster.api.must<{ items: { spec: { warmPoolRef: { name: string } } }[] }>(
+    const claims = await env.cluster.api.must<{
+      items: { spec: { warmPoolRef: { name: string } } }[];
+    }>(
       'GET',
       `${EXT}/namespaces/${NS}/sandboxclaims?labelSelector=${encodeURIComponent(`slipway.dev/app-id=${name}`)}`,
     );
@@ -180,11 +160,14 @@ describe("Slipway on the chart's sandbox objects (real API server, agent-sandbox
 
   it('writes no sandbox object of its own: the chart keeps them', async () => {
     type List = { items: K8sObject[] };
-    const templates = await cluster.api.must<List>(
+    const templates = await env.cluster.api.must<List>(
       'GET',
       `${EXT}/namespaces/${NS}/sandboxtemplates`,
     );
-    const pools = await cluster.api.must<List>('GET', `${EXT}/namespaces/${NS}/sandboxwarmpools`);
+    const pools = await env.cluster.api.must<List>(
+      'GET',
+      `${EXT}/namespaces/${NS}/sandboxwarmpools`,
+    );
     for (const obj of [...templates.items, ...pools.items]) {
       expect(obj.metadata?.labels?.['app.kubernetes.io/managed-by']).toBe('Helm');
     }

@@ -8,18 +8,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deploy, fetchApp, waitForPhase } from '../support/deploy.js';
-import { MOTO_SETUP_TIMEOUT_MS, startMoto, type Moto } from '../support/moto.js';
+import { MOTO_SETUP_TIMEOUT_MS } from '../support/moto.js';
 import { call, startTestServer, type RawConfig, type TestServer } from '../support/server.js';
 import { tarGzDir } from '../support/tarball.js';
-import {
-  freePort,
-  startCluster,
-  startTestNode,
-  waitFor,
-  type Cluster,
-  type TestNode,
-} from './cluster.js';
-import { bundlePodAgent, podAgentCommand } from './pod-agent.js';
+import { freePort, waitFor, type Cluster, type TestNode } from './cluster.js';
+import { startSlipwayEnv, type SlipwayEnv } from './slipway-env.js';
 
 const NS = 'slipway';
 const EXT = '/apis/extensions.agents.x-k8s.io/v1beta1';
@@ -49,9 +42,9 @@ function appSource(text: string): Promise<Buffer> {
 }
 
 describe('Slipway on Kubernetes (real API server, agent-sandbox, S3 sources)', () => {
+  let env: SlipwayEnv;
   let cluster: Cluster;
   let node: TestNode;
-  let moto: Moto;
   let server: TestServer;
   let dataDir: string;
   let config: RawConfig;
@@ -66,16 +59,8 @@ describe('Slipway on Kubernetes (real API server, agent-sandbox, S3 sources)', (
     ).items;
 
   beforeAll(async () => {
-    moto = await startMoto();
-    await moto.createBucket(BUCKET);
-    cluster = await startCluster();
-    const bundle = await bundlePodAgent();
-    node = await startTestNode({
-      cluster,
-      namespace: NS,
-      agentCommand: podAgentCommand(bundle),
-    });
-    await cluster.api.must('POST', '/api/v1/namespaces', { metadata: { name: NS } });
+    env = await startSlipwayEnv(NS, BUCKET);
+    ({ cluster, node } = env);
     dataDir = mkdtempSync(join(tmpdir(), 'slipway-k8s-e2e-'));
     gatePort = await freePort();
     config = {
@@ -86,11 +71,7 @@ describe('Slipway on Kubernetes (real API server, agent-sandbox, S3 sources)', (
           { key: ADMIN, name: 'ops', role: 'admin' },
         ],
       },
-      kubernetes: { namespace: NS, kubeconfig: cluster.kubeconfig },
-      sources: {
-        backend: 's3',
-        s3: { endpoint: moto.endpoint, bucket: BUCKET, forcePathStyle: true },
-      },
+      ...env.config(),
       runtime: {
         backend: 'kubernetes',
         egress: { allowPrivate: ['127.0.0.1'] },
@@ -109,9 +90,7 @@ describe('Slipway on Kubernetes (real API server, agent-sandbox, S3 sources)', (
 
   afterAll(async () => {
     await server?.stop();
-    await node?.stop();
-    await cluster?.stop();
-    await moto?.stop();
+    await env?.stop();
   });
 
   const deployed = async (name: string, source: Buffer, token = ALICE): Promise<App> => {

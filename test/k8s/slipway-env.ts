@@ -1,0 +1,48 @@
+// What Slipway on the test cluster needs around it: the cluster, a test node running Slipway's
+// sandbox pods in the namespace, and an S3 bucket in moto for the sources (pods pull pre-signed
+// URLs). Shared by the suites that run a real Slipway on Kubernetes and by the bench row.
+import { startMoto, type Moto } from '../support/moto.js';
+import { startCluster, startTestNode, type Cluster, type TestNode } from './cluster.js';
+import { bundlePodAgent, podAgentCommand } from './pod-agent.js';
+
+export interface SlipwayEnv {
+  cluster: Cluster;
+  node: TestNode;
+  moto: Moto;
+  namespace: string;
+  bucket: string;
+  /** Config for a Slipway in this env (merge the rest over it). */
+  config(): {
+    kubernetes: { namespace: string; kubeconfig: string };
+    sources: { backend: 's3'; s3: { endpoint: string; bucket: string; forcePathStyle: true } };
+  };
+  stop(): Promise<void>;
+}
+
+export async function startSlipwayEnv(namespace: string, bucket: string): Promise<SlipwayEnv> {
+  const moto = await startMoto();
+  await moto.createBucket(bucket);
+  const cluster = await startCluster();
+  const node = await startTestNode({
+    cluster,
+    namespace,
+    agentCommand: podAgentCommand(await bundlePodAgent()),
+  });
+  await cluster.api.must('POST', '/api/v1/namespaces', { metadata: { name: namespace } });
+  return {
+    cluster,
+    node,
+    moto,
+    namespace,
+    bucket,
+    config: () => ({
+      kubernetes: { namespace, kubeconfig: cluster.kubeconfig },
+      sources: { backend: 's3', s3: { endpoint: moto.endpoint, bucket, forcePathStyle: true } },
+    }),
+    async stop() {
+      await node.stop();
+      await cluster.stop();
+      await moto.stop();
+    },
+  };
+}

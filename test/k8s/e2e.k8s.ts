@@ -377,8 +377,15 @@ http.createServer(async (req, res) => {
     expect((list.body as { items: unknown[] }).items).toHaveLength(0);
   });
 
-  it('deletes an app: its claim, sandbox and pod are gone', async () => {
+  it('deletes an app: its claim, sandbox, pod and direct route are gone', async () => {
     const app = await deployed('k8s-gone', await appSource('short-lived'));
+    const route = `/apis/gateway.networking.k8s.io/v1/namespaces/${NS}/httproutes/slipway-app-k8s-gone`;
+    const service = `/api/v1/namespaces/${NS}/services/slipway-app-k8s-gone`;
+    await waitFor(
+      'routed while Ready',
+      async () => (await cluster.api.get(route)).status === 200,
+      30_000,
+    );
     type Bound = { status?: { sandbox?: { name?: string; podIPs?: string[] } } };
     const [claim] = await claimsOf(app.app_id);
     expect(claim).toBeDefined();
@@ -402,6 +409,13 @@ http.createServer(async (req, res) => {
         const running = [...node.running().values()].some((p) => p.ip === podIP);
         return (await claimsOf(app.app_id)).length === 0 && sandbox.status === 404 && !running;
       },
+      30_000,
+    );
+    await waitFor(
+      'route and Service gone',
+      async () =>
+        (await cluster.api.get(route)).status === 404 &&
+        (await cluster.api.get(service)).status === 404,
       30_000,
     );
     expect((await fetchApp(String(app.url))).status).toBe(404);

@@ -52,6 +52,7 @@ export function announceBootstrap(
     print(
       `slipway: try it: curl -H "Authorization: Bearer ${result.apiKey}" ${baseURL}/api/whoami`,
     );
+    print(`slipway: or open the dashboard at ${baseURL}/ and paste the key`);
   } else if (result.kind === 'exists') {
     print(
       `slipway: bootstrap admin ${result.userId} exists; for a new key delete that user ` +

@@ -33,6 +33,7 @@ describe('bootstrap admin', () => {
       expect(first.lines.join('\n')).toContain(
         `curl -H "Authorization: Bearer ${key}" ${first.s.baseURL}/api/whoami`,
       );
+      expect(first.lines.join('\n')).toContain(`the dashboard at ${first.s.baseURL}/`);
 
       const me = await call(first.s.baseURL, '/api/whoami', { token: key });
       expect(me.status).toBe(200);

@@ -4,6 +4,7 @@ import {
   CustomObjectsApi,
   type KubeConfig,
 } from '@kubernetes/client-node';
+import { statusOf } from '../../kube/request-options.js';
 import { EXT } from './sandbox-template.js';
 
 export type Obj = Record<string, unknown> & {
@@ -134,11 +135,6 @@ export class KubeApply {
       names.map((key) => [key, Buffer.from(data[key] ?? '', 'base64').toString('utf8')]),
     );
   }
-}
-
-/** The HTTP status of a failed API call, or undefined for other failures. */
-export function statusOf(err: unknown): number | undefined {
-  return err instanceof ApiException ? err.code : undefined;
 }
 
 /** An API failure in a sentence, without the response body's noise. */

@@ -90,9 +90,7 @@ export class KubeApply {
     const missing = names.filter((key) => !data[key]);
     if (missing.length > 0)
       throw new Error(`the Secret ${name} has no ${missing.join(', ')} entry`);
-    return Object.fromEntries(
-      names.map((key) => [key, Buffer.from(data[key] ?? '', 'base64').toString('utf8')]),
-    );
+    return decoded(data, names);
   }
 
   /**
@@ -131,9 +129,7 @@ export class KubeApply {
       if (existing === undefined) await this.core.createNamespacedSecret({ namespace, body });
       else await this.core.replaceNamespacedSecret({ name, namespace, body });
     }
-    return Object.fromEntries(
-      names.map((key) => [key, Buffer.from(data[key] ?? '', 'base64').toString('utf8')]),
-    );
+    return decoded(data, names);
   }
 }
 
@@ -146,4 +142,11 @@ export function apiErrorText(err: unknown): string {
     return `Kubernetes API answered ${err.code}${message ? `: ${message}` : ''}`;
   }
   return err instanceof Error ? err.message : String(err);
+}
+
+/** A Secret's `data` entries `names`, base64-decoded. */
+function decoded(data: Record<string, string>, names: readonly string[]): Record<string, string> {
+  return Object.fromEntries(
+    names.map((key) => [key, Buffer.from(data[key] ?? '', 'base64').toString('utf8')]),
+  );
 }

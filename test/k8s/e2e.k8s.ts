@@ -95,7 +95,7 @@ describe('Slipway on Kubernetes (real API server, agent-sandbox, S3 sources)', (
 
   const deployed = async (name: string, source: Buffer, token = ALICE): Promise<App> => {
     const res = await deploy(server.baseURL, token, { name }, source);
-    expect([200, 202]).toContain(res.status);
+    expect([200, 202], JSON.stringify(res.body)).toContain(res.status);
     return (await waitForPhase(server.baseURL, token, name, ['Ready', 'Failed'], 60_000)) as App;
   };
 

@@ -17,7 +17,16 @@ export async function bundlePodAgent(): Promise<string> {
   return file;
 }
 
-let nextAppPort = 20_000 + (process.pid % 1000) * 20;
+/**
+ * Each test process takes a block of 200 ports below the kernel's ephemeral range (32768 up), so
+ * an outgoing connection's source port can never be the one an app is about to listen on (the
+ * earlier allocation reached into that range). Blocks differ by pid; a process cycles within its
+ * own.
+ */
+const PORT_BLOCK = 200;
+const portBase = 10_000 + (process.pid % 100) * PORT_BLOCK;
+let portsTaken = 0;
+const nextPort = (): number => portBase + (portsTaken++ % PORT_BLOCK);
 
 export function podAgentCommand(bundle: string): (pod: Pod, ip: string) => AgentProcess {
   return () => ({
@@ -47,8 +56,8 @@ export function podAgentCommand(bundle: string): (pod: Pod, ip: string) => Agent
       '/opt/slipway/agent.mjs',
     ],
     env: {
-      SLIPWAY_APP_PORT: String(nextAppPort++),
-      SLIPWAY_PROXY_PORT: String(nextAppPort++),
+      SLIPWAY_APP_PORT: String(nextPort()),
+      SLIPWAY_PROXY_PORT: String(nextPort()),
     },
   });
 }

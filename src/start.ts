@@ -8,6 +8,7 @@ import { Drain } from './http/drain.js';
 import { buildServer } from './http/server.js';
 import { resolveTls } from './http/tls.js';
 import { createLogger, serviceLog, type LogSetting } from './logging.js';
+import { lockDataDir } from './persistence/data-dir-lock.js';
 import { openStore } from './persistence/open-store.js';
 import { openRoutes, openRuntime } from './runtime/open-runtime.js';
 import { createDeployServices, type DeployParts, type Log } from './services/compose.js';
@@ -56,12 +57,17 @@ export async function startSlipway(config: Config, options: StartOptions = {}): 
   assertSafeBind(config, host);
   const tls = await resolveTls(config);
   const logger = createLogger(options.logger ?? { level: 'info' });
+  // First of all: a second server on this data dir would take the first one's sandboxes away.
+  const lock = await lockDataDir(config.server.dataDir);
   const store = await openStore({
     backend: config.store.backend,
     path: config.store.path,
     dataDir: config.server.dataDir,
     kubernetes: config.kubernetes,
     log: serviceLog(logger),
+  }).catch(async (err: unknown) => {
+    await lock.release();
+    throw err;
   });
   const drain = new Drain();
   let app: FastifyInstance | undefined;
@@ -83,6 +89,7 @@ export async function startSlipway(config: Config, options: StartOptions = {}): 
     if (err instanceof StartCancelled) app?.log.info('start-up cancelled: shutting down');
     await app?.close();
     store.close();
+    await lock.release();
     throw err;
   }
   const address = app.server.address();
@@ -99,6 +106,7 @@ export async function startSlipway(config: Config, options: StartOptions = {}): 
     if (err instanceof StartCancelled) app.log.info('start-up cancelled: shutting down');
     await app.close();
     store.close();
+    await lock.release();
     throw err;
   }
   announceBootstrap(bootstrap, baseURL);
@@ -129,6 +137,7 @@ export async function startSlipway(config: Config, options: StartOptions = {}): 
           server.log.error({ err }, 'shutdown: the store could not write what it still held');
         });
         store.close();
+        await lock.release();
         server.log.info({ drainMs: ms }, 'shutdown complete');
       })();
       return closing;

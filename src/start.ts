@@ -8,6 +8,7 @@ import { Drain } from './http/drain.js';
 import { buildServer } from './http/server.js';
 import { resolveTls } from './http/tls.js';
 import { createLogger, serviceLog, type LogSetting } from './logging.js';
+import { listenForVisitors } from './front/listen.js';
 import { lockDataDir } from './persistence/data-dir-lock.js';
 import { openStore } from './persistence/open-store.js';
 import { openRoutes, openRuntime } from './runtime/open-runtime.js';
@@ -72,6 +73,7 @@ export async function startSlipway(config: Config, options: StartOptions = {}): 
   const drain = new Drain();
   let app: FastifyInstance | undefined;
   let bootstrap: BootstrapResult;
+  let boundPort: number;
   try {
     // The composition root: the store, the runtime the config names with the registry and the
     // services over it, then the HTTP server they are handed to.
@@ -82,7 +84,7 @@ export async function startSlipway(config: Config, options: StartOptions = {}): 
     bootstrap = ensureBootstrapAdmin(config, store);
     let listening = false;
     app.readiness.register('http', () => ({ ok: listening }));
-    await app.listen({ host, port });
+    boundPort = await listenForVisitors(app, { config, host, port, drain });
     listening = true;
     if (cancelled()) throw new StartCancelled();
   } catch (err) {
@@ -92,8 +94,6 @@ export async function startSlipway(config: Config, options: StartOptions = {}): 
     await lock.release();
     throw err;
   }
-  const address = app.server.address();
-  const boundPort = typeof address === 'object' && address ? address.port : port;
   const baseURL = (
     config.server.baseURL ?? `${tls ? 'https' : 'http'}://${urlHost(host)}:${boundPort}`
   ).replace(/\/+$/, '');

@@ -52,6 +52,11 @@ export const configSchema = z.strictObject({
        * finish before they are cut and the process exits.
        */
       shutdownTimeout: duration.default('30s'),
+      /**
+       * Apps keep serving while this process stops, crashes or is replaced: running apps'
+       * sandboxes outlive it and the next start adopts them. false: they stop with the server.
+       */
+      restartContinuity: z.boolean().default(true),
     })
     .prefault({}),
   auth: z

@@ -65,6 +65,8 @@ export async function lockDataDir(dataDir: string): Promise<DataDirLock> {
 function releaseLock(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   const gone = new Promise<void>((done) => child.once('exit', () => done()));
+  // Waited for: this process must not end before the lock is let go.
+  child.ref();
   child.stdin?.end();
   return gone;
 }

@@ -27,6 +27,12 @@ export interface Runtime {
   health(sandbox: Sandbox): Promise<boolean>;
   /** Stops the sandbox and removes its files; idempotent. */
   reap(sandbox: Sandbox): Promise<void>;
+  /**
+   * The sandboxes a previous control plane left serving, which start() verified and adopted,
+   * each with the app and version it runs. Handed out once; the caller reaps what it does not
+   * take. Runtimes whose sandboxes end with the process have none.
+   */
+  adopted?(): AdoptedSandbox[];
   /** Pool and host facts for /readyz and metrics. */
   status(): RuntimeStatus;
   /**
@@ -36,6 +42,12 @@ export interface Runtime {
   laneUnavailable(template: string, lane: Lane): string | undefined;
   /** The language runtimes apps get, by name (`node`, `python`), as `x.y.z`. */
   versions(): Record<string, string>;
+}
+
+export interface AdoptedSandbox {
+  sandbox: Sandbox;
+  appId: string;
+  version: number;
 }
 
 /** `fast`: the source runs as shipped; `general`: an install (and build) step runs first. */

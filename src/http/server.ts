@@ -161,10 +161,12 @@ function listenerFor(
   let delivered: HeadDelivered = () => undefined;
   const dispatch = (req: IncomingMessage, res: ServerResponse): void => {
     delivered(req.socket);
-    // Before the app router too: an app host is refused while draining like any other request.
-    if (!drain.admit(res)) return;
     const { router } = services;
     const name = router.appFor(req);
+    // Before the app router too: while draining, an app host is refused like any other request,
+    // unless a front door takes the visitor's next request to the next control plane.
+    const servable = name !== undefined || req.method === 'GET' || req.method === 'HEAD';
+    if (!drain.admit(res, servable)) return;
     if (name === undefined) return handler(req, res);
     router.handle(name, req, res).catch((err: unknown) => router.fail(res, err));
   };

@@ -161,7 +161,7 @@ describe('private apps over real HTTP', () => {
     expect(first.headers.location).toBe('/');
     const setCookie = String(first.headers['set-cookie']);
     expect(setCookie).toMatch(
-      /^slipway_access_secret=[A-Za-z0-9_-]{43}; Max-Age=\d+; Path=\/; HttpOnly; SameSite=Lax$/,
+      /^slipway_access_secret=[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{43}; Max-Age=\d+; Path=\/; HttpOnly; SameSite=Lax$/,
     );
     expect(setCookie).not.toContain('Domain');
     expect(setCookie).not.toContain(link.token);

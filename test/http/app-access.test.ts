@@ -98,7 +98,7 @@ describe('AppAccess: who reaches an app, and what reaches it', () => {
     const got = await access.admit('shut', message({}, `/__slipway/access?code=${fresh}`));
     if (got.kind !== 'granted') throw new Error(`not granted: ${got.kind}`);
     expect(got.cookie).toMatch(
-      /^slipway_access_shut=[\w-]{43}; Max-Age=86400; Path=\/; HttpOnly; SameSite=Lax$/,
+      /^slipway_access_shut=[\w-]+\.[\w-]{43}; Max-Age=86400; Path=\/; HttpOnly; SameSite=Lax$/,
     );
     const cookie = got.cookie.split(';')[0] ?? '';
     expect(await access.admit('shut', message({ cookie }))).toEqual({ kind: 'pass' });
@@ -121,7 +121,7 @@ describe('AppAccess: who reaches an app, and what reaches it', () => {
     });
     const direct = await access.admit('shut', onTls);
     expect(direct.kind === 'granted' && direct.cookie).toMatch(
-      /^__Host-slipway_access_shut=[\w-]{43}; .*; Secure$/,
+      /^__Host-slipway_access_shut=[\w-]+\.[\w-]{43}; .*; Secure$/,
     );
     // Over TLS only the __Host- cookie counts: a plain one (planted over http) is ignored.
     const plain = message({ cookie }, '/', 'GET', { encrypted: true });

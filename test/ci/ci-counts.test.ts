@@ -1,5 +1,6 @@
 // The counts CI sums into its last line (test/support/ci-counts.mjs), over sample reports in the
-// shapes vitest 4's JSON reporter and Schemathesis' JUnit report write.
+// shapes vitest 4's JSON reporter and Schemathesis' JUnit report write, and one Schemathesis wrote.
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
   formatCounts,
@@ -43,7 +44,7 @@ const VITEST_GREEN = JSON.stringify({
   testResults: [file('passed', ['passed', 'passed'])],
 });
 
-// As junit_xml pretty-prints Schemathesis' run: one case per operation, several <failure>s in one
+// In the shape of Schemathesis' JUnit report: one case per operation, several <failure>s in one
 // case, an <error>, a <skipped>, attribute values holding escaped markup and a raw '>'.
 const JUNIT_REPORT = `<?xml version="1.0" ?>
 <testsuites disabled="0" errors="1" failures="3" tests="6" time="4.2">
@@ -84,6 +85,16 @@ describe('vitestCounts', () => {
 describe('junitCounts', () => {
   it('counts each test case once: failed with a failure or error, else skipped, else passed', () => {
     expect(junitCounts(JUNIT_REPORT)).toEqual({ passed: 2, failed: 3, skipped: 1 });
+  });
+
+  it('reads the report Schemathesis 4.32.5 (what test/contract/schemathesis.sh installs) writes', () => {
+    // Written by `st run --report junit` against a stand-in server: two operations passing, one
+    // answering a status code its spec does not document.
+    const report = readFileSync(
+      new URL('fixtures/schemathesis-4.32.5-junit.xml', import.meta.url),
+      'utf8',
+    );
+    expect(junitCounts(report)).toEqual({ passed: 2, failed: 1, skipped: 0 });
   });
 
   it('refuses an empty file, one cut off inside a test case, and one with no test suite', () => {

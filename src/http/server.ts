@@ -114,7 +114,10 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   await app.register(authPlugin);
   app.auth.serviceToken('/internal/sources/', deploy.agentToken, AGENT_IDENTITY);
   // A private app's host reads its owner's bearer token as the API does.
-  deploy.access.identifyWith((message) => app.auth.identifyMessage(message));
+  deploy.access.identifyWith(
+    (message) => app.auth.identifyMessage(message),
+    (message) => app.auth.carriesSlipwayBearer(message),
+  );
   await app.register(metricsPlugin);
   await app.register(probesPlugin);
   await app.register(docsPlugin);

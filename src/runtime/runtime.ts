@@ -27,6 +27,11 @@ export interface Runtime {
   health(sandbox: Sandbox): Promise<boolean>;
   /** Stops the sandbox and removes its files; idempotent. */
   reap(sandbox: Sandbox): Promise<void>;
+  /**
+   * Drops what the runtime kept for an app beyond its sandboxes (the local runtime's built
+   * trees), once the app is deleted: the next app of that name must not inherit any of it.
+   */
+  forget?(appId: string): void;
   /** Pool and host facts for /readyz and metrics. */
   status(): RuntimeStatus;
   /**
@@ -64,6 +69,8 @@ export interface Sandbox {
 
 export interface InjectSpec {
   appId: string;
+  /** The app's owner: a built tree is kept for this owner's app only (see `sourceHash`). */
+  ownerId?: string;
   version: number;
   /** Blob key `<app_id>.v<version>.<32 hex>`; the agent pulls `/internal/sources/<key>.tar.gz`. */
   sourceKey: string;

@@ -4,7 +4,7 @@ import { loadKubeConfig } from '../kube/kube-config.js';
 import { openConfigMapStore } from './configmap/configmap-store.js';
 import type { Log } from './configmap/configmap-writer.js';
 import { createMemoryStore } from './memory-store.js';
-import { ensurePrivateDir } from './private-files.js';
+import { ensurePrivateDir, ensurePrivateFile } from './private-files.js';
 import { openSqliteStore } from './sqlite-store.js';
 import type { Store } from './store.js';
 
@@ -38,8 +38,10 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
   // An empty path (e.g. `SVC_STORE_PATH=`) means "not set", not "the current directory".
   const path =
     opts.path === undefined || opts.path === '' ? join(opts.dataDir, 'slipway.db') : opts.path;
-  // The data dir holds the database, the env key, sources and built trees: this user's only.
+  // The data dir holds the database, the env key, sources, built trees and the self-signed TLS
+  // key (http/tls.ts): this user's only.
   ensurePrivateDir(opts.dataDir, opts.log);
+  ensurePrivateFile(join(opts.dataDir, 'tls', 'auto-key.pem'), opts.log);
   const envKey = { configured: opts.envKey, dataDir: opts.dataDir, log: opts.log };
   return openSqliteStore(path, { envKey, log: opts.log });
 }

@@ -12,7 +12,7 @@ export function ensurePrivateDir(dir: string, log?: RepairLog): void {
   tighten(dir, 0o700, log);
 }
 
-/** Creates `path` empty (0600) when it is missing, then tightens it like `ensurePrivateFile`. */
+/** Creates `path` empty (0600) when it is missing, else tightens it like `ensurePrivateFile`. */
 export function createPrivateFile(path: string, log?: RepairLog): void {
   closeSync(openSync(path, 'a', 0o600));
   tighten(path, 0o600, log);

@@ -61,6 +61,9 @@ export class AppAccess {
     // A Slipway credential is for Slipway: the app is not to see (or replay) it.
     if (identity && identity.mode !== 'none' && bearer) delete req.headers.authorization;
     if (granted || (identity && (isAdmin(identity) || identity.userId === app.ownerId))) {
+      // A grant let the visitor in: a Slipway key that identified no one (a suspended user's)
+      // still stays here.
+      await this.cutSlipwayBearer(req);
       return PASS;
     }
     return { kind: 'refuse', why: 'private', backend };

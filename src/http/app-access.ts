@@ -69,7 +69,7 @@ export class AppAccess {
     return { kind: 'refuse', why: 'private', backend };
   }
 
-  /** A public app's visitors are anyone: their Slipway key is still not the app's to see. */
+  /** Whoever the visitor is, their Slipway key is not the app's to see (or to replay). */
   private async cutSlipwayBearer(req: IncomingMessage): Promise<void> {
     if (!/^bearer /i.test(req.headers.authorization ?? '')) return;
     if (await this.recognise(req)) delete req.headers.authorization;

@@ -181,6 +181,14 @@ describe('with auth disabled the operator’s own tools still change things', ()
       headers: { origin: `http://localhost:${new URL(server.baseURL).port}9` },
     });
     expect(other.status).toBe(403);
+    // /mcp keeps its own rule: JSON only, which a form cannot send.
+    const toolCall = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_apps' } };
+    const mcp = await call(server.baseURL, '/mcp', {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify(toolCall),
+    });
+    expect(mcp.status).toBe(415);
   });
 
   it('deploys from the dashboard, which sends its own Origin', async () => {

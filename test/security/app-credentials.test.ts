@@ -43,67 +43,71 @@ function upgrade(url: string, authorization: string): Promise<string> {
 
 const bodyOf = (text: string): unknown => JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4));
 
-describe('a Slipway credential never reaches an app, public or private', () => {
-  let server: TestServer;
-  let base: string;
-  let userKey: string;
-  const urls: Record<string, string> = {};
-  beforeAll(async () => {
-    server = await startTestServer({
-      auth: { apiKeys: [{ key: ADMIN, name: 'admin', role: 'admin' }] },
-      runtime: { poolSize: 1 },
-    });
-    base = server.baseURL;
-    const created = await call(base, '/api/users', {
-      method: 'POST',
-      token: ADMIN,
-      json: { name: 'alice' },
-    });
-    expect(created.status).toBe(201);
-    userKey = String((created.body as { api_key: string }).api_key);
-    const source = await tarGz({ 'package.json': '{"main":"server.js"}', 'server.js': ECHO });
-    for (const [name, access] of [
-      ['echo-public', 'public'],
-      ['echo-private', 'private'],
-    ] as const) {
-      const res = await deploy(base, ADMIN, { name, access }, source);
-      expect([200, 202], JSON.stringify(res.body)).toContain(res.status);
-      urls[name] = String((await waitForPhase(base, ADMIN, name, ['Ready'], 60_000)).url);
-    }
-  });
-  afterAll(() => server.stop());
+describe(
+  'a Slipway credential never reaches an app, public or private',
+  { timeout: 120_000 },
+  () => {
+    let server: TestServer;
+    let base: string;
+    let userKey: string;
+    const urls: Record<string, string> = {};
+    beforeAll(async () => {
+      server = await startTestServer({
+        auth: { apiKeys: [{ key: ADMIN, name: 'admin', role: 'admin' }] },
+        runtime: { poolSize: 1 },
+      });
+      base = server.baseURL;
+      const created = await call(base, '/api/users', {
+        method: 'POST',
+        token: ADMIN,
+        json: { name: 'alice' },
+      });
+      expect(created.status).toBe(201);
+      userKey = String((created.body as { api_key: string }).api_key);
+      const source = await tarGz({ 'package.json': '{"main":"server.js"}', 'server.js': ECHO });
+      for (const [name, access] of [
+        ['echo-public', 'public'],
+        ['echo-private', 'private'],
+      ] as const) {
+        const res = await deploy(base, ADMIN, { name, access }, source);
+        expect([200, 202], JSON.stringify(res.body)).toContain(res.status);
+        urls[name] = String((await waitForPhase(base, ADMIN, name, ['Ready'], 60_000)).url);
+      }
+    }, 180_000);
+    afterAll(() => server.stop());
 
-  it("cuts the admin's configured key and a user's issued key from a public app's requests", async () => {
-    for (const key of [ADMIN, userKey]) {
-      const res = await fetchApp(String(urls['echo-public']), {
-        headers: { authorization: `Bearer ${key}` },
+    it("cuts the admin's configured key and a user's issued key from a public app's requests", async () => {
+      for (const key of [ADMIN, userKey]) {
+        const res = await fetchApp(String(urls['echo-public']), {
+          headers: { authorization: `Bearer ${key}` },
+        });
+        expect(res.status).toBe(200);
+        expect(JSON.parse(res.body)).toEqual({ authorization: null });
+      }
+    });
+
+    it('cuts it from an upgrade request too', async () => {
+      const answer = await upgrade(String(urls['echo-public']), `Bearer ${ADMIN}`);
+      expect(answer).toMatch(/^HTTP\/1\.1 200/);
+      expect(bodyOf(answer)).toEqual({ authorization: null });
+    });
+
+    it("cuts the owner's key from a private app's requests, as before", async () => {
+      const res = await fetchApp(String(urls['echo-private']), {
+        headers: { authorization: `Bearer ${ADMIN}` },
       });
       expect(res.status).toBe(200);
       expect(JSON.parse(res.body)).toEqual({ authorization: null });
-    }
-  });
-
-  it('cuts it from an upgrade request too', async () => {
-    const answer = await upgrade(String(urls['echo-public']), `Bearer ${ADMIN}`);
-    expect(answer).toMatch(/^HTTP\/1\.1 200/);
-    expect(bodyOf(answer)).toEqual({ authorization: null });
-  });
-
-  it("cuts the owner's key from a private app's requests, as before", async () => {
-    const res = await fetchApp(String(urls['echo-private']), {
-      headers: { authorization: `Bearer ${ADMIN}` },
     });
-    expect(res.status).toBe(200);
-    expect(JSON.parse(res.body)).toEqual({ authorization: null });
-  });
 
-  it("leaves an app's own Authorization alone", async () => {
-    for (const authorization of ['Bearer the-apps-own-token', 'Basic dXNlcjpwdw==']) {
-      const res = await fetchApp(String(urls['echo-public']), { headers: { authorization } });
-      expect(JSON.parse(res.body)).toEqual({ authorization });
-      expect(bodyOf(await upgrade(String(urls['echo-public']), authorization))).toEqual({
-        authorization,
-      });
-    }
-  });
-});
+    it("leaves an app's own Authorization alone", async () => {
+      for (const authorization of ['Bearer the-apps-own-token', 'Basic dXNlcjpwdw==']) {
+        const res = await fetchApp(String(urls['echo-public']), { headers: { authorization } });
+        expect(JSON.parse(res.body)).toEqual({ authorization });
+        expect(bodyOf(await upgrade(String(urls['echo-public']), authorization))).toEqual({
+          authorization,
+        });
+      }
+    });
+  },
+);

@@ -104,111 +104,126 @@ describe.each([
     { auth: { mode: 'oauth' } },
     { 'x-forwarded-user': 'erin' },
   ],
-] as const)("an app's page in the operator's browser, with %s", (_, raw, session) => {
-  let browser: Browser;
-  let target: Target;
-  let victimUrl: string;
-  let attackerUrl: string;
-  beforeAll(async () => {
-    browser = await launchChromium();
-    target = await Target.start(raw as RawConfig, session);
-    victimUrl = await target.deploy('victim', { 'index.html': '<p>the real victim</p>' });
-    await target.deploy('sleeper', { 'index.html': '<p>asleep</p>' });
-    const suspend = await call(target.base, '/v1/apps/sleeper/suspend', {
-      method: 'POST',
-      headers: { ...session, 'x-requested-with': 'test' },
+] as const)(
+  "an app's page in the operator's browser, with %s",
+  { timeout: 2 * LIVE },
+  (_, raw, session) => {
+    let browser: Browser;
+    let target: Target;
+    let victimUrl: string;
+    let attackerUrl: string;
+    beforeAll(async () => {
+      browser = await launchChromium();
+      target = await Target.start(raw as RawConfig, session);
+      victimUrl = await target.deploy('victim', { 'index.html': '<p>the real victim</p>' });
+      await target.deploy('sleeper', { 'index.html': '<p>asleep</p>' });
+      const suspend = await call(target.base, '/v1/apps/sleeper/suspend', {
+        method: 'POST',
+        headers: { ...session, 'x-requested-with': 'test' },
+      });
+      expect(suspend.status).toBe(200);
+      await target.waitFor('sleeper', ['Suspended']);
+      const defaced = await tarGz({ 'index.html': '<p>defaced</p>' });
+      attackerUrl = await target.deploy('attacker', {
+        'index.html': attackPage(target.base, defaced),
+      });
+    }, 4 * LIVE);
+    afterAll(async () => {
+      await browser?.close();
+      await target?.server.stop();
     });
-    expect(suspend.status).toBe(200);
-    await target.waitFor('sleeper', ['Suspended']);
-    const defaced = await tarGz({ 'index.html': '<p>defaced</p>' });
-    attackerUrl = await target.deploy('attacker', {
-      'index.html': attackPage(target.base, defaced),
+
+    it('cannot deploy over another app nor resume one', async () => {
+      const context = await browser.newContext({ extraHTTPHeaders: session });
+      try {
+        const page = await context.newPage();
+        await page.goto(`${attackerUrl}/`);
+        await page.waitForFunction(() => document.title !== 'waiting', undefined, {
+          timeout: LIVE,
+        });
+        expect(await page.title()).toBe('sent');
+      } finally {
+        await context.close();
+      }
+      const attacks = target.seen.filter((r) => r.origin === new URL(attackerUrl).origin);
+      expect(attacks.map((r) => [r.method, r.url, r.status])).toEqual([
+        ['POST', '/v1/deploy', 403],
+        ['POST', '/v1/apps/sleeper/resume', 403],
+      ]);
+      expect((await fetchApp(victimUrl)).body).toContain('the real victim');
+      expect(await target.app('victim')).toMatchObject({ phase: 'Ready', live_version: 1 });
+      expect(await target.app('sleeper')).toMatchObject({ phase: 'Suspended' });
     });
-  }, 4 * LIVE);
-  afterAll(async () => {
-    await browser?.close();
-    await target?.server.stop();
-  });
 
-  it('cannot deploy over another app nor resume one', async () => {
-    const context = await browser.newContext({ extraHTTPHeaders: session });
-    try {
-      const page = await context.newPage();
-      await page.goto(`${attackerUrl}/`);
-      await page.waitForFunction(() => document.title !== 'waiting', undefined, { timeout: LIVE });
-      expect(await page.title()).toBe('sent');
-    } finally {
-      await context.close();
-    }
-    const attacks = target.seen.filter((r) => r.origin === new URL(attackerUrl).origin);
-    expect(attacks.map((r) => [r.method, r.url, r.status])).toEqual([
-      ['POST', '/v1/deploy', 403],
-      ['POST', '/v1/apps/sleeper/resume', 403],
-    ]);
-    expect((await fetchApp(victimUrl)).body).toContain('the real victim');
-    expect(await target.app('victim')).toMatchObject({ phase: 'Ready', live_version: 1 });
-    expect(await target.app('sleeper')).toMatchObject({ phase: 'Suspended' });
-  });
-
-  it("refuses even a read from an app's origin", async () => {
-    const origin = new URL(attackerUrl).origin;
-    const res = await call(target.base, '/v1/apps', { headers: { ...session, origin } });
-    expect(res.status).toBe(403);
-    expect(res.body).toMatchObject({ code: 'forbidden' });
-  });
-});
-
-describe('with auth disabled the operator’s own tools still change things', () => {
-  let browser: Browser;
-  let server: TestServer;
-  beforeAll(async () => {
-    browser = await launchChromium();
-    server = await startTestServer({ auth: { enabled: false }, runtime: { poolSize: 1 } });
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
-  });
-
-  it('refuses a change that a web form could have sent, saying what to add', async () => {
-    const form = new FormData();
-    form.set('metadata', JSON.stringify({ name: 'formed' }));
-    const res = await call(server.baseURL, '/v1/deploy', { method: 'POST', body: form });
-    expect(res.status).toBe(403);
-    expect(res.body).toMatchObject({ code: 'forbidden', message: /X-Requested-With/ });
-    const other = await call(server.baseURL, '/v1/apps/x/resume', {
-      method: 'POST',
-      headers: { origin: `http://localhost:${new URL(server.baseURL).port}9` },
+    it("refuses even a read from an app's origin", async () => {
+      const origin = new URL(attackerUrl).origin;
+      const res = await call(target.base, '/v1/apps', { headers: { ...session, origin } });
+      expect(res.status).toBe(403);
+      expect(res.body).toMatchObject({ code: 'forbidden' });
     });
-    expect(other.status).toBe(403);
-    // /mcp keeps its own rule: JSON only, which a form cannot send.
-    const toolCall = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_apps' } };
-    const mcp = await call(server.baseURL, '/mcp', {
-      method: 'POST',
-      headers: { 'content-type': 'text/plain', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify(toolCall),
-    });
-    expect(mcp.status).toBe(415);
-  });
+  },
+);
 
-  it('deploys from the dashboard, which sends its own Origin', async () => {
-    await withTab(browser, async (page) => {
-      await page.goto(`${server.baseURL}/`);
-      await page.getByRole('navigation').getByRole('link', { name: 'Deploy' }).click();
-      await page.getByTestId('folder-input').setInputFiles(STATIC_EXAMPLE);
-      await page.getByLabel('App name').fill('from-dashboard');
-      await page.getByRole('button', { name: 'Deploy', exact: true }).click();
-      await page.locator('.watch .badge', { hasText: 'Ready' }).waitFor({ timeout: LIVE });
+describe(
+  'with auth disabled the operator’s own tools still change things',
+  { timeout: 4 * LIVE },
+  () => {
+    let browser: Browser;
+    let server: TestServer;
+    beforeAll(async () => {
+      browser = await launchChromium();
+      server = await startTestServer({ auth: { enabled: false }, runtime: { poolSize: 1 } });
     });
-    const app = await call(server.baseURL, '/v1/apps/from-dashboard');
-    expect(app.body).toMatchObject({ phase: 'Ready' });
-  });
+    afterAll(async () => {
+      await browser?.close();
+      await server?.stop();
+    });
 
-  it('deploys from the CLI without a key', async () => {
-    const run = await runCli(['deploy', STATIC_EXAMPLE, '--name', 'from-cli'], {
-      env: { SLIPWAY_URL: server.baseURL, SLIPWAY_TOKEN: undefined },
+    it('refuses a change that a web form could have sent, saying what to add', async () => {
+      const form = new FormData();
+      form.set('metadata', JSON.stringify({ name: 'formed' }));
+      const res = await call(server.baseURL, '/v1/deploy', { method: 'POST', body: form });
+      expect(res.status).toBe(403);
+      expect(res.body).toMatchObject({ code: 'forbidden', message: /X-Requested-With/ });
+      const other = await call(server.baseURL, '/v1/apps/x/resume', {
+        method: 'POST',
+        headers: { origin: `http://localhost:${new URL(server.baseURL).port}9` },
+      });
+      expect(other.status).toBe(403);
+      // /mcp keeps its own rule: JSON only, which a form cannot send.
+      const toolCall = {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'list_apps' },
+      };
+      const mcp = await call(server.baseURL, '/mcp', {
+        method: 'POST',
+        headers: { 'content-type': 'text/plain', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify(toolCall),
+      });
+      expect(mcp.status).toBe(415);
     });
-    expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout).toContain('from-cli');
-  });
-});
+
+    it('deploys from the dashboard, which sends its own Origin', async () => {
+      await withTab(browser, async (page) => {
+        await page.goto(`${server.baseURL}/`);
+        await page.getByRole('navigation').getByRole('link', { name: 'Deploy' }).click();
+        await page.getByTestId('folder-input').setInputFiles(STATIC_EXAMPLE);
+        await page.getByLabel('App name').fill('from-dashboard');
+        await page.getByRole('button', { name: 'Deploy', exact: true }).click();
+        await page.locator('.watch .badge', { hasText: 'Ready' }).waitFor({ timeout: LIVE });
+      });
+      const app = await call(server.baseURL, '/v1/apps/from-dashboard');
+      expect(app.body).toMatchObject({ phase: 'Ready' });
+    });
+
+    it('deploys from the CLI without a key', async () => {
+      const run = await runCli(['deploy', STATIC_EXAMPLE, '--name', 'from-cli'], {
+        env: { SLIPWAY_URL: server.baseURL, SLIPWAY_TOKEN: undefined },
+      });
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toContain('from-cli');
+    });
+  },
+);

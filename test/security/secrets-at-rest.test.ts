@@ -44,7 +44,7 @@ function rawBytes(dataDir: string): string {
     .join('');
 }
 
-describe('secrets at rest', () => {
+describe('secrets at rest', { timeout: 180_000 }, () => {
   const root = mkdtempSync(join(tmpdir(), 'slipway-at-rest-'));
   const dataDir = join(root, 'data');
   const servers: TestServer[] = [];

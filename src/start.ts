@@ -63,6 +63,7 @@ export async function startSlipway(config: Config, options: StartOptions = {}): 
   const store = await openStore({
     backend: config.store.backend,
     path: config.store.path,
+    envKey: config.store.envKey,
     dataDir: config.server.dataDir,
     kubernetes: config.kubernetes,
     log: serviceLog(logger),

@@ -160,6 +160,7 @@ export class AppRegistry {
     this.writes.drop(writeKeys.of(appId));
     this.logLines.remove(appId, { code: 'not_found', message: 'the app was deleted' });
     const versions = this.deps.store.deleteApp(appId);
+    this.deps.runtime.forget?.(appId);
     await Promise.all(
       versions.map((v) =>
         this.deps.sourceStore.remove(v.sourceKey).catch((err: unknown) => {

@@ -73,6 +73,7 @@ const ENV_KEYS: ReadonlyArray<[string, string, Kind]> = [
   ['SVC_APPS_DEFAULT_ACCESS', 'apps.defaultAccess', 'string'],
   ['SVC_STORE_BACKEND', 'store.backend', 'string'],
   ['SVC_STORE_PATH', 'store.path', 'string'],
+  ['SVC_STORE_ENV_KEY', 'store.envKey', 'string'],
   ['SVC_RUNTIME_BACKEND', 'runtime.backend', 'string'],
   ['SVC_RUNTIME_DIR', 'runtime.dir', 'string'],
   ['SVC_SOURCES_BACKEND', 'sources.backend', 'string'],

@@ -201,6 +201,8 @@ export const configSchema = z.strictObject({
       /** `configmap`: ConfigMaps in `kubernetes.namespace`; share links off, audit in memory. */
       backend: z.enum(['sqlite', 'memory', 'configmap']).default('sqlite'),
       path: z.string().optional(),
+      /** The key sealing env values at rest (base64 of 32 bytes); else `<dataDir>/env.key`. */
+      envKey: z.string().optional(),
     })
     .prefault({}),
   runtime: z

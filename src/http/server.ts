@@ -37,6 +37,7 @@ import type { Identity } from '../auth/identity.js';
 import { durationMs } from '../config/schema.js';
 import { guardConnections, headerTimeouts, type HeadDelivered } from './connection-guard.js';
 import { hostGuardPlugin } from './host-guard.js';
+import { originGuardPlugin } from './origin-guard.js';
 import { oversizePlugin } from './oversize.js';
 import { StreamCap } from './stream-quota.js';
 import { Drain } from './drain.js';
@@ -106,6 +107,12 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   installErrorHandlers(app);
   acceptEmptyJson(app);
   if (!config.auth.enabled) await app.register(hostGuardPlugin({ extraHosts: extraHosts(config) }));
+  await app.register(
+    originGuardPlugin({
+      authEnabled: config.auth.enabled,
+      isAppHost: (host) => deploy.urls.appForHost(host) !== undefined,
+    }),
+  );
   await app.register(oversizePlugin({ maxDrainBytes: 2 * config.limits.maxSourceBytes }));
   // Before auth: a wrong method on a known path is 405 whoever asks.
   await app.register(methodGuardPlugin);
@@ -114,7 +121,10 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   await app.register(authPlugin);
   app.auth.serviceToken('/internal/sources/', deploy.agentToken, AGENT_IDENTITY);
   // A private app's host reads its owner's bearer token as the API does.
-  deploy.access.identifyWith((message) => app.auth.identifyMessage(message));
+  deploy.access.identifyWith(
+    (message) => app.auth.identifyMessage(message),
+    (message) => app.auth.carriesSlipwayBearer(message),
+  );
   await app.register(metricsPlugin);
   await app.register(probesPlugin);
   await app.register(docsPlugin);

@@ -4,6 +4,7 @@ import { loadKubeConfig } from '../kube/kube-config.js';
 import { openConfigMapStore } from './configmap/configmap-store.js';
 import type { Log } from './configmap/configmap-writer.js';
 import { createMemoryStore } from './memory-store.js';
+import { ensurePrivateDir, ensurePrivateFile } from './private-files.js';
 import { openSqliteStore } from './sqlite-store.js';
 import type { Store } from './store.js';
 
@@ -12,6 +13,8 @@ export interface OpenStoreOptions {
   /** SQLite file; defaults to `<dataDir>/slipway.db`. Ignored by the other backends. */
   path?: string;
   dataDir: string;
+  /** `store.envKey`: the env key given by the operator; else `<dataDir>/env.key`. */
+  envKey?: string | undefined;
   /** The cluster and namespace of the configmap backend. */
   kubernetes?: Config['kubernetes'];
   log?: Log;
@@ -35,5 +38,10 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
   // An empty path (e.g. `SVC_STORE_PATH=`) means "not set", not "the current directory".
   const path =
     opts.path === undefined || opts.path === '' ? join(opts.dataDir, 'slipway.db') : opts.path;
-  return openSqliteStore(path);
+  // The data dir holds the database, the env key, sources, built trees and the self-signed TLS
+  // key (http/tls.ts): this user's only.
+  ensurePrivateDir(opts.dataDir, opts.log);
+  ensurePrivateFile(join(opts.dataDir, 'tls', 'auto-key.pem'), opts.log);
+  const envKey = { configured: opts.envKey, dataDir: opts.dataDir, log: opts.log };
+  return openSqliteStore(path, { envKey, log: opts.log });
 }

@@ -33,6 +33,11 @@ export interface Runtime {
    * take. Runtimes whose sandboxes end with the process have none.
    */
   adopted?(): AdoptedSandbox[];
+  /**
+   * Drops what the runtime kept for an app beyond its sandboxes (the local runtime's built
+   * trees), once the app is deleted: the next app of that name must not inherit any of it.
+   */
+  forget?(appId: string): void;
   /** Pool and host facts for /readyz and metrics. */
   status(): RuntimeStatus;
   /**
@@ -76,6 +81,8 @@ export interface Sandbox {
 
 export interface InjectSpec {
   appId: string;
+  /** The app's owner: a built tree is kept for this owner's app only (see `sourceHash`). */
+  ownerId?: string;
   version: number;
   /** Blob key `<app_id>.v<version>.<32 hex>`; the agent pulls `/internal/sources/<key>.tar.gz`. */
   sourceKey: string;

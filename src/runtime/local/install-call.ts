@@ -97,16 +97,17 @@ async function restored(
   throw await failure(sandbox, outcome, deps.installTimeoutMs);
 }
 
-/** No key, no artifact: a spec without a source hash installs every time. */
+/** No key, no artifact: a spec without a source hash or an owner installs every time. */
 function keyOf(
   spec: InjectSpec,
   tool: NpmInstall | PipInstall,
   artifacts: ArtifactStore | undefined,
 ): string | undefined {
-  if (!artifacts || !spec.sourceHash) return undefined;
+  if (!artifacts || !spec.sourceHash || spec.ownerId === undefined) return undefined;
   const index = 'cli' in tool ? [tool.registry, tool.scoped] : [tool.index];
   return artifactKey({
     appId: spec.appId,
+    ownerId: spec.ownerId,
     sourceHash: spec.sourceHash,
     template: spec.template,
     build: spec.build,

@@ -293,6 +293,15 @@ export function createLocalRuntime(opts: LocalRuntimeOptions): LocalRuntime {
       claimed.delete(sandbox);
     },
 
+    forget(appId) {
+      try {
+        artifacts.removeApp(appId);
+      } catch (err) {
+        // The app is gone either way; a tree left behind is keyed to its owner, never handed on.
+        log('could not remove the built trees of a deleted app', { app: appId, err: String(err) });
+      }
+    },
+
     status(): RuntimeStatus {
       return {
         ok: state === 'started' && pool.lastError === undefined,

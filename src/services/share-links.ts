@@ -131,7 +131,7 @@ export class ShareService {
     if (password.length > MAX_PASSWORD_LENGTH) {
       throw new AppError(401, 'invalid_password', 'wrong password for this share link');
     }
-    const attempt = this.limiter.begin(token, client);
+    const attempt = await this.limiter.begin(token, client);
     let ok: boolean;
     try {
       // The link owner's turn in the hashing queue: guesses at one tenant's links wait there.

@@ -12,7 +12,7 @@ import { createEgressResolver, type Resolve } from './egress-dns.js';
 import { connectionGate, egressLimits, type EgressLimits } from './egress-limits.js';
 import { normalizeHost, parseIp, privateRange } from './egress-policy.js';
 import { parseHead, scanHead, type EgressRequest } from './egress-request.js';
-import { cutDisallowed, EgressRules, type Tunnel } from './egress-rules.js';
+import { cutDisallowed, EgressRules, type Access, type Tunnel } from './egress-rules.js';
 
 export { hostAllowed, isPrivateAddress, targetAllowed } from './egress-policy.js';
 
@@ -83,6 +83,9 @@ export function createEgressGate(opts: EgressGateOptions): net.Server {
     const where = { ...target, method: req.kind === 'connect' ? 'CONNECT' : req.method };
     const refusal = rules.refusal(host, req.port);
     if (refusal) return refuse(client, 403, `egress to ${host} refused: ${refusal}`, where);
+    const access = rules.access(host, req.port);
+    const misuse = indexMisuse(access, req);
+    if (misuse) return refuse(client, 403, `egress to ${host} refused: ${misuse}`, where);
     let addresses: string[];
     try {
       addresses = parseIp(host) ? [host] : await withTimeout(resolve(host), timeoutMs, 'resolving');
@@ -118,11 +121,12 @@ export function createEgressGate(opts: EgressGateOptions): net.Server {
       return refuse(client, 403, `egress to ${host} refused: no longer allowed`, where);
     }
     log('egress allowed', { ...where, address: upstream.remoteAddress });
-    if (req.kind === 'connect') client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-    else upstream.write(req.upstreamHead);
-    if (rest.length > 0) upstream.write(rest);
     tunnels.add(tunnel);
     client.once('close', () => tunnels.delete(tunnel));
+    if (req.kind === 'connect') client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+    else upstream.write(req.upstreamHead);
+    if (access === 'index-read') return readOnly(client, upstream);
+    if (rest.length > 0) upstream.write(rest);
     splice(client, upstream);
   }
 
@@ -164,4 +168,38 @@ export function createEgressGate(opts: EgressGateOptions): net.Server {
   }
 
   return net.createServer({ allowHalfOpen: true }, onConnection);
+}
+
+const READ_METHODS = new Set(['GET', 'HEAD']);
+
+/**
+ * Why a request may not use a package index it reaches only as an index (during an install), or
+ * undefined. An index is there to be read: what a client needs to install (GET and HEAD, without a
+ * body), never to publish, unpublish or create users.
+ */
+function indexMisuse(access: Access | undefined, req: EgressRequest): string | undefined {
+  if (access === 'index-tunnel' && req.kind !== 'connect') {
+    return 'the package index speaks https: reach it with CONNECT';
+  }
+  if (access !== 'index-read') return undefined;
+  if (req.kind === 'connect' || !READ_METHODS.has(req.method)) {
+    const method = req.kind === 'connect' ? 'CONNECT' : req.method;
+    return `the package index may only be read during an install (GET or HEAD), not ${method}`;
+  }
+  if (req.hasBody) return 'a request to the package index may not carry a body';
+  return undefined;
+}
+
+/**
+ * The one request the gate read goes up, its answer comes back, and nothing else the client sends
+ * travels: a second request on the same connection would pass unread.
+ */
+function readOnly(client: net.Socket, upstream: net.Socket): void {
+  // Read and dropped: a client waiting to send would never see its answer's end otherwise.
+  client.resume();
+  client.once('close', () => upstream.destroy());
+  upstream.once('close', () => {
+    if (!upstream.readableEnded) client.destroy();
+  });
+  upstream.pipe(client);
 }

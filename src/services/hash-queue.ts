@@ -9,7 +9,7 @@ export interface HashQueueLimits {
   total: number;
 }
 
-export const HASH_QUEUE_LIMITS: HashQueueLimits = { concurrency: 2, perKey: 4, total: 64 };
+export const HASH_QUEUE_LIMITS: HashQueueLimits = { concurrency: 2, perKey: 8, total: 64 };
 
 /**
  * A bounded, fair queue for password hashing. Keys take turns (least recently served first), so

@@ -88,6 +88,8 @@ const ENV_KEYS: ReadonlyArray<[string, string, Kind]> = [
   ['SVC_KUBECONFIG', 'kubernetes.kubeconfig', 'string'],
   ['SVC_MAX_LOG_STREAMS_PER_USER', 'limits.maxConcurrentLogStreamsPerUser', 'integer'],
   ['SVC_MAX_STREAMS', 'limits.maxStreams', 'integer'],
+  ['SVC_MAX_APPS_PER_OWNER', 'limits.maxAppsPerOwner', 'integer'],
+  ['SVC_MAX_SANDBOX_MEMORY_MB_PER_OWNER', 'limits.maxSandboxMemoryMBPerOwner', 'integer'],
   ['SVC_HEADERS_TIMEOUT', 'server.headersTimeout', 'string'],
   ['SVC_MAX_PENDING_CONNECTIONS_PER_ADDRESS', 'server.maxPendingConnectionsPerAddress', 'integer'],
   ['SVC_SHUTDOWN_TIMEOUT', 'server.shutdownTimeout', 'string'],

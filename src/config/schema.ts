@@ -111,7 +111,13 @@ export const configSchema = z.strictObject({
         .int()
         .positive()
         .default(50 * 1024 * 1024),
-      maxAppsPerOwner: z.number().int().nonnegative().default(0),
+      /** Apps one non-admin owner may have; 0 means no limit. Admins have none. */
+      maxAppsPerOwner: z.number().int().nonnegative().default(10),
+      /**
+       * Sandbox memory one non-admin owner's apps may hold, `runtime.memoryLimitMB` per app; 0
+       * means no limit. Admins have none.
+       */
+      maxSandboxMemoryMBPerOwner: z.number().int().nonnegative().default(4096),
       maxAppsPerDepartment: z.number().int().nonnegative().default(0),
     })
     .prefault({}),

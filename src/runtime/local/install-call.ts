@@ -7,6 +7,7 @@ import type {
 } from '../../agent/protocol.js';
 import { formatDuration } from '../../config/duration.js';
 import { RuntimeError, type InjectSpec } from '../runtime.js';
+import type { PackageIndex } from '../egress/egress-rules.js';
 import type { EgressDoor } from './egress-door.js';
 import { artifactKey, type ArtifactStore } from './artifact-store.js';
 import { laneProblem } from './lanes.js';
@@ -122,17 +123,18 @@ async function install(
   door: EgressDoor,
   deps: InstallDeps,
   request: InstallRequest,
-  index: string[],
+  index: PackageIndex[],
 ): Promise<void> {
   const where = { sandbox: sandbox.id, app: spec.appId };
   door.setRules({
-    allowedHosts: [...spec.allowedHosts, ...index],
-    allowPrivate: [...deps.allowPrivate, ...index],
+    allowedHosts: spec.allowedHosts,
+    allowPrivate: [...deps.allowPrivate, ...index.map((i) => i.target)],
+    indexes: index,
   });
   let outcome: Outcome;
   const started = performance.now();
   try {
-    deps.log('install started', { ...where, index });
+    deps.log('install started', { ...where, index: index.map((i) => i.target) });
     sandbox.note(`version ${spec.version} building: installing its dependencies`);
     const timeoutMs = deps.installTimeoutMs + HOST_GRACE_MS;
     outcome = await callUntilClosed(sandbox, '/install', request, timeoutMs);

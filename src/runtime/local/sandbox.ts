@@ -80,7 +80,13 @@ export class LocalSandbox implements Sandbox {
   private readonly bootOutput = new Recent<string>(EXIT_LINES);
   private readonly exitListeners: ((exit: AppExit) => void)[] = [];
   private readonly logListeners: ((line: LogLine) => void)[] = [];
-  private readonly diagLimit = new DiagLimiter();
+  private readonly diagLimit = new DiagLimiter((dropped) =>
+    this.setup.log('agent diagnostics over their cap, dropped', {
+      sandbox: this.id,
+      lines: dropped.lines,
+      bytes: dropped.bytes,
+    }),
+  );
   /** The agent's two sockets, pinned once it booted and before any app code ran. */
   private agentSock: PinnedSocket | undefined;
   private appSock: PinnedSocket | undefined;
@@ -111,6 +117,7 @@ export class LocalSandbox implements Sandbox {
       diag: (message) => this.onDiag(message),
       close: (code, sig) => {
         this.ended = true;
+        this.diagLimit.close();
         onClosed({ code, signal: sig });
         this.onClose();
       },
@@ -341,12 +348,11 @@ export class LocalSandbox implements Sandbox {
     if (message.t === 'ready') this.ready?.resolve();
     else if (message.t === 'exit') this.agentExit ??= message;
     else {
-      const dropped = this.diagLimit.take();
-      if (dropped === undefined) return;
+      const size = Buffer.byteLength(message.msg) + jsonBytes(message.extra);
+      if (!this.diagLimit.take(size)) return;
       // The agent's fields go under their own key: none may pose as ours (sandbox, app, level).
       this.setup.log(`agent: ${message.msg}`, {
         ...(message.extra ? { agent: message.extra } : {}),
-        ...(dropped > 0 ? { dropped } : {}),
         sandbox: this.id,
         level: message.level,
       });
@@ -377,4 +383,8 @@ export class LocalSandbox implements Sandbox {
       }
     }
   }
+}
+
+function jsonBytes(value: unknown): number {
+  return value === undefined ? 0 : Buffer.byteLength(JSON.stringify(value));
 }

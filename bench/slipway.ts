@@ -16,15 +16,22 @@ export interface SlipwayProcess {
   close(): Promise<void>;
 }
 
-/** Starts Slipway; `at` restarts one on an existing data dir and port (the restart row). */
+/**
+ * Starts Slipway; `at` restarts one on an existing data dir and port (the restart row). Apps stop
+ * with the server unless `continuity` (the restart row), so no row leaves sandboxes behind.
+ */
 export async function startSlipwayProcess(
   poolSize: number,
   at?: { dataDir: string; port: number },
+  continuity = false,
 ): Promise<SlipwayProcess> {
   const dataDir = at?.dataDir ?? mkdtempSync(join(tmpdir(), 'slipway-bench-'));
   const port = at?.port ?? (await freePort());
   const configPath = join(dataDir, 'bench.yaml');
-  writeFileSync(configPath, `runtime:\n  poolSize: ${poolSize}\n`);
+  writeFileSync(
+    configPath,
+    `server:\n  restartContinuity: ${continuity}\nruntime:\n  poolSize: ${poolSize}\n`,
+  );
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     env: {
       ...process.env,

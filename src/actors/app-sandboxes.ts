@@ -23,6 +23,8 @@ export interface SandboxDeps {
   store: Store;
   runtime: Runtime;
   now: () => number;
+  /** Spreads a transient failure's retry (app-policy.ts backoff). */
+  jitter: () => number | undefined;
   log: Log;
   /** Delivers a result to the app's machine (a no-op once the machine is gone). */
   send: (event: AppMachineEvent) => void;
@@ -107,6 +109,7 @@ export class AppSandboxes {
         transient,
         message: errorMessage(err),
         at: now(),
+        jitter: this.deps.jitter(),
       });
     }
     this.hold(sandbox, version);

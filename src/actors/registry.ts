@@ -45,6 +45,8 @@ export class AppRegistry {
   private readonly policy: AppPolicy;
   private readonly waitMs: number;
   private readonly writes: WriteRetry;
+  /** Aborted once the server drains: deploys and resumes stop waiting for their app. */
+  private readonly callers = new AbortController();
   /** Until start() has rehydrated the apps: the router holds their requests meanwhile. */
   private starting: Promise<void> | undefined;
   private startDone: () => void = () => undefined;
@@ -131,8 +133,18 @@ export class AppRegistry {
     await app.waitFor(
       (s) => s.context.deploys !== mine || SETTLED.has(stateOf(s)),
       opts.waitMs ?? this.waitMs,
+      this.callers.signal,
     );
     return this.rowOf(app);
+  }
+
+  /**
+   * The server drains: every deploy and resume waiting for its app is answered now with where
+   * the app is (stored, so committed: the next start takes it up), and later ones do not wait,
+   * so that no client is cut off from the answer to a change that was made.
+   */
+  stopWaiting(): void {
+    this.callers.abort();
   }
 
   async suspend(appId: string): Promise<AppRecord> {
@@ -145,7 +157,11 @@ export class AppRegistry {
     const app = this.live(appId);
     if (!app) return this.requireRow(appId);
     app.send({ type: 'RESUME' }, 'user');
-    await app.waitFor((s) => SETTLED.has(stateOf(s)), opts.waitMs ?? this.waitMs);
+    await app.waitFor(
+      (s) => SETTLED.has(stateOf(s)),
+      opts.waitMs ?? this.waitMs,
+      this.callers.signal,
+    );
     return this.rowOf(app);
   }
 
@@ -292,6 +308,7 @@ export class AppRegistry {
       runtime: this.deps.runtime,
       url: this.deps.appUrl(row.name),
       now: this.now,
+      jitter: this.deps.jitter ?? Math.random,
       log: this.log,
       publish: (event: AppEvent) => this.bus.publish(event),
       ring: this.logLines.ringOf(row.id),

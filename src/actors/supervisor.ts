@@ -31,6 +31,7 @@ export interface SupervisorDeps {
   runtime: Runtime;
   url: string;
   now: () => number;
+  jitter: () => number | undefined;
   log: Log;
   publish: (event: AppEvent) => void;
   ring: LogRing;
@@ -138,11 +139,15 @@ export class AppSupervisor {
     return this.row.pending;
   }
 
-  /** Resolves with the snapshot once `done` holds, the actor ends, or `waitMs` passes. */
-  waitFor(done: (s: AppSnapshot) => boolean, waitMs: number): Promise<AppSnapshot> {
+  /** Resolves with the snapshot once `done` holds, the actor ends, `waitMs` passes or `cut` aborts. */
+  waitFor(
+    done: (s: AppSnapshot) => boolean,
+    waitMs: number,
+    cut?: AbortSignal,
+  ): Promise<AppSnapshot> {
     return this.halted
       ? Promise.resolve(this.snapshot())
-      : waitForSnapshot(this.actor, done, waitMs);
+      : waitForSnapshot(this.actor, done, waitMs, cut);
   }
 
   /** Waits for the reaps already asked for. */

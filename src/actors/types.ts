@@ -32,6 +32,8 @@ export interface RegistryDeps {
   sourceStore: SourceStore;
   appUrl: (name: string) => string;
   now?: () => number;
+  /** Spreads claim retries (0 ≤ x < 1; default Math.random); undefined: no spread (tests). */
+  jitter?: () => number | undefined;
   log?: Log;
   /** How long deploy/resume/route wait for Ready by default. */
   deployWaitMs?: number;

@@ -146,6 +146,9 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   await app.register(
     mcpRoutes({ ...deploy, metrics: app.metrics, maxSourceBytes: config.limits.maxSourceBytes }),
   );
+  // A drain answers the deploys waiting for their app at once (202: committed, poll the app)
+  // rather than let the timeout cut them with the change made but unanswered.
+  drain.onBegin(() => deploy.registry.stopWaiting());
   app.addHook('onClose', async () => deploy.stop());
 
   return app;

@@ -2,7 +2,10 @@
 export interface AppPolicy {
   claimRetryBaseMs: number;
   claimRetryMaxMs: number;
-  /** Transient claim failures retried before the app is Failed. */
+  /**
+   * Transient claim failures retried before a new release fails. Bringing back the live release
+   * (a restart, a wake) retries for as long as it takes: those failures are the platform's.
+   */
   maxClaimRetries: number;
   restartBaseMs: number;
   restartMaxMs: number;
@@ -24,9 +27,14 @@ export const DEFAULT_POLICY: AppPolicy = {
 /** Default idle time before suspend (spec §3: 30m). */
 export const DEFAULT_TTL_MS = 30 * 60_000;
 
-/** Capped exponential backoff: base, 2·base, 4·base, … never above max. `n` counts from 1. */
-export function backoff(baseMs: number, maxMs: number, n: number): number {
-  return Math.min(maxMs, baseMs * 2 ** Math.max(0, n - 1));
+/**
+ * Capped exponential backoff: base, 2·base, 4·base, … never above max. `n` counts from 1. With
+ * `jitter` (0 ≤ jitter < 1, drawn by the caller: the machine stays pure) the wait is spread over
+ * its upper half, so that apps failing together do not all come back at the same instant.
+ */
+export function backoff(baseMs: number, maxMs: number, n: number, jitter?: number): number {
+  const capped = Math.min(maxMs, baseMs * 2 ** Math.max(0, n - 1));
+  return jitter === undefined ? capped : Math.round(capped / 2 + (capped / 2) * jitter);
 }
 
 /** The crash times still inside the window at `at`, plus the crash at `at`. */

@@ -25,6 +25,9 @@ const failsBesideServing = (args: Args): boolean =>
 const hasOtherLive = ({ context }: Args): boolean =>
   context.serving === null && context.live !== null && context.live !== context.version;
 
+/** The attempt brings back the release that served (a restart, a wake), not a new one. */
+const bringsBackLive = (c: AppContext): boolean => c.live !== null && c.version === c.live;
+
 /** The deploy of the version in flight has not ended yet (restarts and wakes are no deploys). */
 const deployPending = (c: AppContext): boolean =>
   c.lastDeploy !== null && c.lastDeploy.version === c.version && c.lastDeploy.outcome === 'Pending';
@@ -49,7 +52,8 @@ export const appSetup = setup({
       isCurrent(args) &&
       args.event.type === 'CLAIM_FAILED' &&
       args.event.transient &&
-      args.context.claimTries < args.context.policy.maxClaimRetries,
+      (args.context.claimTries < args.context.policy.maxClaimRetries ||
+        bringsBackLive(args.context)),
     isRetryDue: (args) => isCurrent(args) && args.context.retryAt !== null,
     isRetryPending: ({ context }) => context.retryAt !== null,
     isServing: ({ context, event }) =>
@@ -150,7 +154,7 @@ export const appSetup = setup({
       assertEvent(event, 'CLAIM_FAILED');
       const tries = context.claimTries + 1;
       const { claimRetryBaseMs, claimRetryMaxMs } = context.policy;
-      const at = event.at + backoff(claimRetryBaseMs, claimRetryMaxMs, tries);
+      const at = event.at + backoff(claimRetryBaseMs, claimRetryMaxMs, tries, event.jitter);
       enqueue.assign({ claimTries: tries, retryAt: at });
       enqueue.emit({ type: 'arm', timer: 'retry', at, attempt: context.attempt });
     }),

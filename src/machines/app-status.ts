@@ -35,7 +35,11 @@ const MESSAGES: Record<StatusReason, Describe> = {
   }),
   Claiming: (c) => ({ message: `claiming a sandbox for version ${c.version}` }),
   ClaimRetrying: (c, e) => ({
-    message: `claim failed: ${errorText(e)}; retry ${c.claimTries} of ${c.policy.maxClaimRetries} in ${delay(c, e)}`,
+    message: `claim failed: ${errorText(e)}; retry ${c.claimTries}${
+      c.claimTries <= c.policy.maxClaimRetries
+        ? ` of ${c.policy.maxClaimRetries}`
+        : ', until the serving version is back'
+    } in ${delay(c, e)}`,
   }),
   Restoring: (c) => ({ message: `restoring version ${c.version} after a restart` }),
   Waking: (c) => ({ message: `waking version ${c.version}` }),

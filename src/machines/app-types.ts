@@ -71,7 +71,15 @@ export type AppMachineEvent =
   | { type: 'PREPARED'; attempt: number }
   | { type: 'PREPARE_FAILED'; attempt: number; reason: string; message: string; at: number }
   | { type: 'CLAIMED'; attempt: number; sandboxId: string }
-  | { type: 'CLAIM_FAILED'; attempt: number; transient: boolean; message: string; at: number }
+  /** `jitter` in [0, 1): spreads the retry of a transient failure (app-policy.ts backoff). */
+  | {
+      type: 'CLAIM_FAILED';
+      attempt: number;
+      transient: boolean;
+      message: string;
+      at: number;
+      jitter?: number;
+    }
   | { type: 'RETRY'; attempt: number }
   | { type: 'HEALTHY'; attempt: number; at: number }
   /** `reason`, when the runtime has a more telling code than `StartFailed` (`InstallFailed`). */

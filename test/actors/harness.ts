@@ -96,6 +96,8 @@ export function world(opts: WorldOptions = {}): World {
       appUrl: (name) => `http://${name}.localhost:8080`,
       policy: { ...TEST_POLICY, ...opts.policy },
       deployWaitMs: opts.deployWaitMs ?? 5_000,
+      // Retry times exact, as the model computes them.
+      jitter: () => undefined,
       keepRetired: opts.keepRetired,
       log: (level, msg, extra) => void logs.push({ level, msg, extra }),
     });

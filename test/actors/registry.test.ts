@@ -74,6 +74,24 @@ describe('deploy', () => {
     expect(w.runtime.sandboxes).toHaveLength(1);
   });
 
+  it('brings the live release back after a restart however often the platform fails it', async () => {
+    stage(w, 'web', 1);
+    expect(await w.registry.deploy('web', 1)).toMatchObject({ phase: 'Ready' });
+    // Three times the budget: a loaded host that cannot boot a sandbox for a while.
+    for (let i = 0; i < 6; i++)
+      w.runtime.claimScript.push(new RuntimeError('agent not ready', true));
+    await w.restart();
+    await flush();
+    for (let i = 0; i < 6; i++) {
+      expect(row()).toMatchObject({ phase: 'Claiming', reason: 'ClaimRetrying' });
+      if (i >= 2) expect(row()?.message).toContain('until the serving version is back');
+      await vi.advanceTimersToNextTimerAsync();
+      await flush();
+    }
+    expect(row()).toMatchObject({ phase: 'Ready', liveVersion: 1 });
+    expect(w.runtime.live('web')).toHaveLength(1);
+  });
+
   it('fails with ClaimFailed once the retry budget is spent', async () => {
     stage(w, 'web', 1);
     for (let i = 0; i < 3; i++) w.runtime.claimScript.push(new RuntimeError('pool empty', true));

@@ -175,7 +175,9 @@ export function abstract(value: unknown, c: AppContext): string {
     c.sandbox !== null,
     c.retryAt !== null,
     c.idleAt !== null,
-    value === 'Claiming' ? c.claimTries : 0, // every way into Claiming starts a fresh attempt
+    // Every way into Claiming starts a fresh attempt; past the budget only the live release's
+    // retries go on, all alike.
+    value === 'Claiming' ? Math.min(c.claimTries, TEST_POLICY.maxClaimRetries) : 0,
     c.crashes.length,
     c.claimsOwed.includes(c.attempt),
     c.claimsOwed.some((a) => a !== c.attempt),

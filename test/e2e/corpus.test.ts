@@ -23,6 +23,8 @@ beforeAll(async () => {
     // Half a core per sandbox: the builds (Vite, tsc) must leave the other test worker on these
     // two shared cores enough to keep its own timing promises.
     runtime: { poolSize: 1, cpu: 0.5 },
+    // The whole corpus belongs to one user: more apps than a non-admin's default quota.
+    limits: { maxAppsPerOwner: 20, maxSandboxMemoryMBPerOwner: 20 * 512 },
   });
 }, INSTALL);
 afterAll(() => server?.stop());

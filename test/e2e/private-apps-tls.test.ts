@@ -113,7 +113,7 @@ describe('private apps under TLS', () => {
     const granted = await https(view.grant_url);
     expect(granted.status).toBe(303);
     const setCookie = String(granted.headers['set-cookie']);
-    expect(setCookie).toMatch(/^__Host-slipway_access_vault=[A-Za-z0-9_-]+;/);
+    expect(setCookie).toMatch(/^__Host-slipway_access_vault=[A-Za-z0-9_.-]+;/);
     for (const attribute of ['Secure', 'HttpOnly', 'SameSite=Lax', 'Path=/']) {
       expect(setCookie).toContain(attribute);
     }

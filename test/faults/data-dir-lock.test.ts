@@ -54,5 +54,5 @@ describe('one server per data dir', () => {
       headers: { authorization: `Bearer ${KEY}` },
     });
     expect(res.status).toBe(200);
-  });
+  }, 180_000);
 });

@@ -18,6 +18,9 @@ export const SHUTTING_DOWN: ErrorBody = {
   message: 'the server is shutting down',
 };
 
+/** How long before the drain's timeout the requests still running hear that they will be cut. */
+const CUT_NOTICE_MS = 1_000;
+
 /** A restart of this process takes a few seconds; a client retrying sooner only finds no one. */
 export const SHUTDOWN_RETRY_AFTER_SECONDS = 5;
 
@@ -35,6 +38,7 @@ export class Drain {
   private readonly sockets = new Set<Socket>();
   private readonly inFlight = new Set<ServerResponse>();
   private readonly beginHooks: Array<() => void> = [];
+  private readonly cutHooks: Array<() => void> = [];
   private wake: (() => void) | undefined;
   private running: Promise<DrainResult> | undefined;
 
@@ -68,6 +72,14 @@ export class Drain {
   /** Runs once the drain starts: for whatever stays open until told to stop (SSE streams). */
   onBegin(hook: () => void): void {
     this.beginHooks.push(hook);
+  }
+
+  /**
+   * Runs shortly before the drain cuts what still runs (CUT_NOTICE_MS ahead of the timeout, or
+   * at a second signal): the last chance to answer a request whose change is already made.
+   */
+  beforeCut(hook: () => void): void {
+    this.cutHooks.push(hook);
   }
 
   /**
@@ -115,9 +127,21 @@ export class Drain {
     return this.running;
   }
 
-  /** Ends the wait now (a second signal): what still runs is cut as at the timeout. */
+  /** Ends the wait now (a second signal): what still runs is cut, after the cut notice. */
   cut(): void {
     this.wake?.();
+  }
+
+  /** Resolves once nothing is in flight, `ms` passed, or cut() was called. */
+  private waitIdle(ms: number): Promise<void> {
+    if (this.inFlight.size === 0) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
   }
 
   private async drain(timeoutMs: number): Promise<DrainResult> {
@@ -135,13 +159,12 @@ export class Drain {
     }
     for (const hook of this.beginHooks) hook();
     if (this.inFlight.size > 0) {
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, timeoutMs);
-        this.wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
+      const notice = Math.min(CUT_NOTICE_MS, timeoutMs / 4);
+      await this.waitIdle(timeoutMs - notice);
+      if (this.inFlight.size > 0) {
+        for (const hook of this.cutHooks) hook();
+        await this.waitIdle(notice);
+      }
     }
     const forced = this.inFlight.size;
     for (const socket of this.sockets) socket.destroy();

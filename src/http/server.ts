@@ -146,9 +146,9 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   await app.register(
     mcpRoutes({ ...deploy, metrics: app.metrics, maxSourceBytes: config.limits.maxSourceBytes }),
   );
-  // A drain answers the deploys waiting for their app at once (202: committed, poll the app)
-  // rather than let the timeout cut them with the change made but unanswered.
-  drain.onBegin(() => deploy.registry.stopWaiting());
+  // Before a drain cuts them, deploys still waiting for their app are answered (202: committed,
+  // poll the app): never a change made whose client only saw a reset.
+  drain.beforeCut(() => deploy.registry.stopWaiting());
   app.addHook('onClose', async () => deploy.stop());
 
   return app;

@@ -3,7 +3,7 @@
  * answered 2xx is stored, and one it saw fail (a reset, a 503) is not.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, watch } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -47,19 +47,23 @@ describe('SIGTERM with deploys longer than server.shutdownTimeout', () => {
     const first = await start();
     const names = Array.from({ length: DEPLOYS }, (_, i) => `sd-${i}`);
     const sources = await Promise.all(names.map((name) => slowApp(name, 8_000)));
-    let sent = 0;
-    let signal: () => void = () => undefined;
-    const enough = new Promise<void>((resolve) => (signal = resolve));
-    const outcomes = names.map((name, i) => {
-      const answer = deploy(first.baseURL, KEY, { name }, sources[i]).then(
+    // The signal comes once a third of the sources landed: some deploys are stored and wait for
+    // their slow app, others are still on their way.
+    const sourcesDir = join(dataDir, 'sources');
+    const landed = new Promise<void>((resolve) => {
+      const watcher = watch(sourcesDir, () => {
+        if (readdirSync(sourcesDir).filter((f) => f.endsWith('.tar.gz')).length < 12) return;
+        watcher.close();
+        resolve();
+      });
+    });
+    const outcomes = names.map((name, i) =>
+      deploy(first.baseURL, KEY, { name }, sources[i]).then(
         (res) => ({ name, ok: res.status === 200 || res.status === 202, status: res.status }),
         (err: unknown) => ({ name, ok: false, status: String(err) }),
-      );
-      if (++sent === DEPLOYS) signal();
-      return answer;
-    });
-    await enough;
-    // Every deploy is on its way (uploading, or stored and waiting for its slow app).
+      ),
+    );
+    await landed;
     await first.stop('SIGTERM');
     const results = await Promise.all(outcomes);
 

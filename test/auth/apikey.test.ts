@@ -117,6 +117,7 @@ describe('apikey configuration', () => {
     const dataDir = tempDataDir();
     const config = loadConfig({
       SVC_LISTEN: '127.0.0.1:0',
+      SVC_RESTART_CONTINUITY: 'false',
       SVC_DATA_DIR: dataDir,
       SVC_CONFIG: writeConfig(dataDir, 'env:SLIPWAY_NOT_SET_ANYWHERE'),
     });
@@ -130,6 +131,7 @@ describe('apikey configuration', () => {
     const dataDir = tempDataDir();
     const config = loadConfig({
       SVC_LISTEN: '127.0.0.1:0',
+      SVC_RESTART_CONTINUITY: 'false',
       SVC_DATA_DIR: dataDir,
       SVC_CONFIG: writeConfig(dataDir, `file:${join(dataDir, 'nope.txt')}`),
     });
@@ -143,6 +145,7 @@ describe('apikey configuration', () => {
     const dataDir = tempDataDir();
     const config = loadConfig({
       SVC_LISTEN: '127.0.0.1:0',
+      SVC_RESTART_CONTINUITY: 'false',
       SVC_DATA_DIR: dataDir,
       SVC_AUTH_API_KEY: 'single-operator-key',
     });

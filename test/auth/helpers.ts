@@ -24,7 +24,8 @@ export function authConfig(
   server: Record<string, unknown> = {},
 ): Config {
   return parseConfig({
-    server: { listen: '127.0.0.1:0', dataDir, ...server },
+    // In-process servers stop with their apps and front door: a test leaves nothing running.
+    server: { listen: '127.0.0.1:0', restartContinuity: false, dataDir, ...server },
     store: { backend: 'sqlite' },
     auth,
   });

@@ -3,6 +3,7 @@ import type { Config } from '../config/schema.js';
 import { loadKubeConfig } from '../kube/kube-config.js';
 import { openConfigMapStore } from './configmap/configmap-store.js';
 import type { Log } from './configmap/configmap-writer.js';
+import { checkDatabaseFile, damaged } from './database-guard.js';
 import { createMemoryStore } from './memory-store.js';
 import { openSqliteStore } from './sqlite-store.js';
 import type { Store } from './store.js';
@@ -35,5 +36,10 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
   // An empty path (e.g. `SVC_STORE_PATH=`) means "not set", not "the current directory".
   const path =
     opts.path === undefined || opts.path === '' ? join(opts.dataDir, 'slipway.db') : opts.path;
-  return openSqliteStore(path);
+  checkDatabaseFile(path, opts.dataDir);
+  try {
+    return openSqliteStore(path);
+  } catch (err) {
+    throw damaged(path, err);
+  }
 }

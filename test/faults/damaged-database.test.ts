@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import {
   copyFileSync,
+  existsSync,
+  utimesSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
@@ -11,6 +13,9 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openSqliteStore } from '../../src/persistence/sqlite-store.js';
+import { ORPHAN_GRACE_MS } from '../../src/services/orphan-blobs.js';
+import { eventually } from '../runtime/support.js';
 import { nodeApp } from '../support/apps.js';
 import { deploy, fetchApp } from '../support/deploy.js';
 import { freePort, startServerProcess, type ServerProcess } from '../support/server-process.js';
@@ -105,6 +110,31 @@ describe('a damaged database with sources beside it', () => {
     },
     60_000,
   );
+
+  it('a valid but reset database: the sweep refuses and logs at error, every blob kept', async () => {
+    const reset = join(root, 'reset.db');
+    openSqliteStore(reset).close();
+    damage((file) => copyFileSync(reset, file));
+    // Past the grace: only the store's word stands between these blobs and the sweep.
+    const longAgo = (Date.now() - ORPHAN_GRACE_MS - 60_000) / 1000;
+    for (const name of blobs()) utimesSync(join(dataDir, 'sources', name), longAgo, longAgo);
+    const server = await startServerProcess({ dataDir, port, env: { SVC_AUTH_API_KEY: KEY } });
+    running.push(server);
+    await eventually(
+      () => server.output().some((line) => line.includes('orphan source blob sweep refused')),
+      'the start sweep to refuse',
+    );
+    const refusal = server.output().find((line) => line.includes('sweep refused')) ?? '';
+    expect(JSON.parse(refusal)).toMatchObject({
+      level: 50,
+      blobs: 2,
+      unreferenced: 2,
+      versions: 0,
+    });
+    expect(blobs()).toEqual(blobsBefore);
+    expect(existsSync(join(dataDir, 'quarantine'))).toBe(false);
+    expect(await server.stop('SIGTERM')).toBe(0);
+  }, 120_000);
 
   it('starts again and serves once the good file is back', async () => {
     damage(() => undefined);

@@ -1,4 +1,6 @@
 import type { FastifyInstance } from 'fastify';
+import type { Config } from '../config/schema.js';
+import { BOOTSTRAP_ADMIN_ID } from '../auth/bootstrap.js';
 import { adminOnly } from '../auth/guards.js';
 import '../auth/plugin.js';
 import {
@@ -17,6 +19,7 @@ export async function usersRoutes(app: FastifyInstance): Promise<void> {
   // A store that writes behind (configmap): a change is answered once it has landed.
   const landed = async (): Promise<void> => store.flush?.();
   const configuredNames = new Set(app.config.auth.apiKeys.map((entry) => entry.name));
+  const configuredAdmins = adminsThatReturn(app.config);
   // preValidation, not preHandler: a non-admin learns nothing about body validation either.
   app.addHook('preValidation', adminOnly);
 
@@ -46,7 +49,7 @@ export async function usersRoutes(app: FastifyInstance): Promise<void> {
     '/api/users/:id',
     { schema: { params: idParams, body: patchSchema, response: { 200: userSchema } } },
     async (request) => {
-      const user = updateUser(store, request.params.id, request.body);
+      const user = updateUser(store, request.params.id, request.body, configuredAdmins);
       app.auth.forget(user.id);
       await landed();
       return userJson(user);
@@ -57,7 +60,7 @@ export async function usersRoutes(app: FastifyInstance): Promise<void> {
     '/api/users/:id',
     { schema: { params: idParams } },
     async (request, reply) => {
-      deleteUser(store, request.params.id);
+      deleteUser(store, request.params.id, configuredAdmins);
       app.auth.forget(request.params.id);
       await landed();
       return reply.status(204).send();
@@ -132,3 +135,12 @@ const createdSchema = {
   required: ['user', 'api_key'],
   properties: { user: userSchema, api_key: { type: 'string' } },
 } as const;
+
+/** The users the last-admin rule may let go: they come back by themselves (see ConfiguredAdmins). */
+function adminsThatReturn({ auth }: Config): Set<string> {
+  const ids = auth.apiKeys.filter((key) => key.role === 'admin').map((key) => `apikey-${key.name}`);
+  if (auth.enabled && auth.mode === 'apikey' && auth.apiKeys.length === 0) {
+    ids.push(BOOTSTRAP_ADMIN_ID);
+  }
+  return new Set(ids);
+}

@@ -33,13 +33,17 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
       log: opts.log,
     });
   }
-  // An empty path (e.g. `SVC_STORE_PATH=`) means "not set", not "the current directory".
-  const path =
-    opts.path === undefined || opts.path === '' ? join(opts.dataDir, 'slipway.db') : opts.path;
+  const path = databasePath(opts);
   checkDatabaseFile(path, opts.dataDir);
   try {
     return openSqliteStore(path);
   } catch (err) {
     throw damaged(path, err);
   }
+}
+
+/** The SQLite file of the sqlite backend: `store.path`, else `<dataDir>/slipway.db`. */
+export function databasePath(opts: { path?: string | undefined; dataDir: string }): string {
+  // An empty path (e.g. `SVC_STORE_PATH=`) means "not set", not "the current directory".
+  return opts.path === undefined || opts.path === '' ? join(opts.dataDir, 'slipway.db') : opts.path;
 }

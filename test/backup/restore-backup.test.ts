@@ -81,7 +81,9 @@ describe('restoreBackup', () => {
     ['a file no backup holds', { [MANIFEST]: manifest, 'sources/evil.sh': 'x' }],
   ] as const)('refuses an archive with %s, writing nothing', async (_, entries) => {
     const file = await archiveOf(entries as TarEntries);
-    await expect(restore(file)).rejects.toBeInstanceOf(RestoreRefused);
+    const refused = restore(file);
+    await expect(refused).rejects.toBeInstanceOf(RestoreRefused);
+    await expect(refused).rejects.toThrow(/holds entries no backup has: /);
     expect(existsSync(join(root, 'target', 'escaped.txt'))).toBe(false);
     expect(readdirSync(target)).toEqual([]);
   });

@@ -8,6 +8,8 @@ import { Drain } from './http/drain.js';
 import { buildServer } from './http/server.js';
 import { resolveTls } from './http/tls.js';
 import { createLogger, serviceLog, type LogSetting } from './logging.js';
+import { listenForVisitors } from './front/listen.js';
+import { lockDataDir } from './persistence/data-dir-lock.js';
 import { openStore } from './persistence/open-store.js';
 import { openRoutes, openRuntime } from './runtime/open-runtime.js';
 import { createDeployServices, type DeployParts, type Log } from './services/compose.js';
@@ -56,16 +58,23 @@ export async function startSlipway(config: Config, options: StartOptions = {}): 
   assertSafeBind(config, host);
   const tls = await resolveTls(config);
   const logger = createLogger(options.logger ?? { level: 'info' });
+  // First of all: a second server on this data dir would take the first one's sandboxes away.
+  const lock = await lockDataDir(config.server.dataDir);
   const store = await openStore({
     backend: config.store.backend,
     path: config.store.path,
+    envKey: config.store.envKey,
     dataDir: config.server.dataDir,
     kubernetes: config.kubernetes,
     log: serviceLog(logger),
+  }).catch(async (err: unknown) => {
+    await lock.release();
+    throw err;
   });
   const drain = new Drain();
   let app: FastifyInstance | undefined;
   let bootstrap: BootstrapResult;
+  let boundPort: number;
   try {
     // The composition root: the store, the runtime the config names with the registry and the
     // services over it, then the HTTP server they are handed to.
@@ -76,17 +85,16 @@ export async function startSlipway(config: Config, options: StartOptions = {}): 
     bootstrap = ensureBootstrapAdmin(config, store);
     let listening = false;
     app.readiness.register('http', () => ({ ok: listening }));
-    await app.listen({ host, port });
+    boundPort = await listenForVisitors(app, { config, host, port, drain });
     listening = true;
     if (cancelled()) throw new StartCancelled();
   } catch (err) {
     if (err instanceof StartCancelled) app?.log.info('start-up cancelled: shutting down');
     await app?.close();
     store.close();
+    await lock.release();
     throw err;
   }
-  const address = app.server.address();
-  const boundPort = typeof address === 'object' && address ? address.port : port;
   const baseURL = (
     config.server.baseURL ?? `${tls ? 'https' : 'http'}://${urlHost(host)}:${boundPort}`
   ).replace(/\/+$/, '');
@@ -99,6 +107,7 @@ export async function startSlipway(config: Config, options: StartOptions = {}): 
     if (err instanceof StartCancelled) app.log.info('start-up cancelled: shutting down');
     await app.close();
     store.close();
+    await lock.release();
     throw err;
   }
   announceBootstrap(bootstrap, baseURL);
@@ -129,6 +138,7 @@ export async function startSlipway(config: Config, options: StartOptions = {}): 
           server.log.error({ err }, 'shutdown: the store could not write what it still held');
         });
         store.close();
+        await lock.release();
         server.log.info({ drainMs: ms }, 'shutdown complete');
       })();
       return closing;

@@ -109,7 +109,7 @@ export class AppSandboxes {
         at: now(),
       });
     }
-    this.adopt(sandbox, version);
+    this.hold(sandbox, version);
     // Deleted or shut down meanwhile: nothing will ever route to it.
     if (this.deps.halted()) return this.reap(sandbox.id);
     send({ type: 'CLAIMED', attempt, sandboxId: sandbox.id });
@@ -189,7 +189,8 @@ export class AppSandboxes {
     await Promise.all([...this.reaps]);
   }
 
-  private adopt(sandbox: Sandbox, version: number): void {
+  /** Takes a sandbox running `version` into this app's hands: its lines, activity and exit. */
+  hold(sandbox: Sandbox, version: number): void {
     const { guard } = this.deps;
     const kept = (): boolean => this.warmth.isKept(sandbox.id);
     this.held.set(sandbox.id, sandbox);

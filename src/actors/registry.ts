@@ -13,7 +13,7 @@ import {
 import { releaseOf } from '../persistence/release.js';
 import { WriteRetry } from '../persistence/write-retry.js';
 import type { AppRecord } from '../persistence/store.js';
-import type { Sandbox } from '../runtime/runtime.js';
+import type { AdoptedSandbox, Sandbox } from '../runtime/runtime.js';
 import { AppEventBus, lifecycleEvent } from './app-events.js';
 import { inputFor, restore, stateOf, type AppSnapshot } from './app-snapshot.js';
 import { AppLogs } from './app-logs.js';
@@ -45,6 +45,9 @@ export class AppRegistry {
   private readonly policy: AppPolicy;
   private readonly waitMs: number;
   private readonly writes: WriteRetry;
+  /** Until start() has rehydrated the apps: the router holds their requests meanwhile. */
+  private starting: Promise<void> | undefined;
+  private startDone: () => void = () => undefined;
 
   constructor(private readonly deps: RegistryDeps) {
     this.now = deps.now ?? (() => Date.now());
@@ -59,16 +62,49 @@ export class AppRegistry {
     );
   }
 
-  /** Rehydrates every stored app: Ready and in-flight apps come back serving; others stay put. */
-  async start(): Promise<void> {
+  /**
+   * Rehydrates every stored app: Ready and in-flight apps come back serving (on the sandbox the
+   * last process left running, when the runtime adopted one); others stay put. The adopted
+   * sandboxes no app takes back are reaped. With `runtimeStarted`, the apps come back once it
+   * resolves (the runtime's adoption is done); requests for them are held meanwhile.
+   */
+  async start(runtimeStarted?: Promise<void>): Promise<void> {
+    this.holdRoutesUntilStarted();
+    try {
+      await runtimeStarted;
+      this.rehydrateAll();
+    } finally {
+      this.startDone();
+      this.starting = undefined;
+    }
+  }
+
+  /**
+   * From now until start() is done, route() holds a request for an app it has no actor for yet
+   * (the server listens before its apps are back, and a visitor must not see them missing).
+   */
+  holdRoutesUntilStarted(): void {
+    this.starting ??= new Promise((resolve) => (this.startDone = resolve));
+  }
+
+  private rehydrateAll(): void {
+    const adopted = new Map<string, AdoptedSandbox[]>();
+    for (const a of this.deps.runtime.adopted?.() ?? []) {
+      adopted.set(a.appId, [...(adopted.get(a.appId) ?? []), a]);
+    }
     for (const row of this.deps.store.listApps({}).items) {
       if (this.apps.has(row.id)) continue; // already running (start called twice)
+      const left = adopted.get(row.id) ?? [];
+      adopted.delete(row.id);
       try {
-        this.rehydrate(row);
+        this.rehydrate(row, left);
       } catch (err) {
         this.log('error', 'could not restore app', { app: row.id, err: errorMessage(err) });
+        this.reapAdopted(left);
       }
     }
+    // Apps deleted while no server ran (or never stored): nothing owns these.
+    this.reapAdopted([...adopted.values()].flat());
   }
 
   /** Stops every actor without touching rows or phases: the next start picks them up. */
@@ -124,6 +160,7 @@ export class AppRegistry {
     this.writes.drop(writeKeys.of(appId));
     this.logLines.remove(appId, { code: 'not_found', message: 'the app was deleted' });
     const versions = this.deps.store.deleteApp(appId);
+    this.deps.runtime.forget?.(appId);
     await Promise.all(
       versions.map((v) =>
         this.deps.sourceStore.remove(v.sourceKey).catch((err: unknown) => {
@@ -136,6 +173,9 @@ export class AppRegistry {
 
   /** The sandbox serving the app, for the router: wakes a Suspended app and waits until Ready. */
   async route(appId: string, opts: WaitOptions = {}): Promise<Sandbox | undefined> {
+    const waitMs = opts.waitMs ?? this.waitMs;
+    // Still starting up: the app's actor may be on its way back, with the sandbox it runs.
+    if (this.starting && !this.apps.has(appId)) await waitOrTimeout(this.starting, waitMs);
     const app = this.live(appId);
     if (!app) return undefined;
     const serving = app.serving();
@@ -145,7 +185,7 @@ export class AppRegistry {
     if (state === 'Suspended') app.send({ type: 'WAKE' }, 'system');
     const s = await app.waitFor(
       (s) => s.context.serving !== null || SETTLED.has(stateOf(s)),
-      opts.waitMs ?? this.waitMs,
+      waitMs,
     );
     return s.status === 'active' ? app.serving() : undefined;
   }
@@ -196,7 +236,7 @@ export class AppRegistry {
     return this.bus.on(listener);
   }
 
-  private rehydrate(row: AppRecord): void {
+  private rehydrate(row: AppRecord, left: AdoptedSandbox[]): void {
     const head = this.deps.store.listVersions(row.id)[0];
     const latest = head?.version ?? 0;
     const input = this.inputOf(row, row.currentVersion > 0 ? row.currentVersion : latest);
@@ -204,11 +244,15 @@ export class AppRegistry {
     if (problem) this.log('warn', problem, { app: row.id });
     // Acknowledged but never started (the server died first): deploy it now.
     if (!snapshot) {
+      this.reapAdopted(left);
       if (input.version > 0) this.spawn(row, input);
       return;
     }
     const app = this.spawn(row, input, snapshot);
-    app.send({ type: 'RESTORE', at: this.now() });
+    const live = snapshot.context.live;
+    const serving = left.find((a) => a.version === live);
+    this.reapAdopted(left.filter((a) => a !== serving));
+    app.restore(this.now(), serving);
     // Acknowledged, but the machine's state that knew of it never reached the disk (the store
     // refused the write, then the server went down): this version is still owed a deploy.
     if (head?.outcome === 'Pending' && latest > snapshot.context.version) {
@@ -217,6 +261,16 @@ export class AppRegistry {
         version: latest,
       });
       app.send({ type: 'DEPLOY', version: latest, ttlMs: this.inputOf(row, latest).ttlMs });
+    }
+  }
+
+  /** Sandboxes the last process left that no app runs on: reaped in the background. */
+  private reapAdopted(sandboxes: AdoptedSandbox[]): void {
+    for (const { sandbox, appId } of sandboxes) {
+      this.deps.runtime.reap(sandbox).catch((err: unknown) => {
+        const extra = { app: appId, sandbox: sandbox.id, err: errorMessage(err) };
+        this.log('warn', 'could not reap a sandbox the last process left', extra);
+      });
     }
   }
 
@@ -281,4 +335,11 @@ export class AppRegistry {
     };
     this.bus.publish(lifecycleEvent('delete', facts, 'user', this.now()));
   }
+}
+
+/** Resolves when `promise` does or `ms` have passed, whichever is first. */
+function waitOrTimeout(promise: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

@@ -58,6 +58,7 @@ export function planStart(
     template: row.template,
     spec: {
       appId,
+      ownerId: app.ownerId,
       version,
       sourceKey: row.sourceKey,
       template: row.template,

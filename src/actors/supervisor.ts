@@ -107,6 +107,19 @@ export class AppSupervisor {
     }
   }
 
+  /**
+   * The server restarted: the stored state resumes, with the sandbox the last process left
+   * running this app, if any. The machine decides whether it serves on; if not, it is reaped.
+   */
+  restore(at: number, adopted?: { sandbox: Sandbox; version: number }): void {
+    if (!adopted) return this.send({ type: 'RESTORE', at });
+    const sandboxId = adopted.sandbox.id;
+    this.sandboxes.hold(adopted.sandbox, adopted.version);
+    this.send({ type: 'RESTORE', at, adopted: { sandboxId, version: adopted.version } });
+    // A phase with nothing to resume (Suspended, Failed) did not take it either.
+    if (this.snapshot().context.serving !== sandboxId) this.sandboxes.reap(sandboxId);
+  }
+
   serving(): Sandbox | undefined {
     return this.halted ? undefined : this.sandboxes.get(this.snapshot().context.serving);
   }

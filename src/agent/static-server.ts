@@ -36,13 +36,19 @@ const TYPES: Record<string, string> = {
   '.webmanifest': 'application/manifest+json',
 };
 
+/** A file of this name in the served folder asks for its dotfiles to be served too. */
+export const SERVE_DOTFILES = '.slipway-dotfiles';
+
 /**
  * The static template's server: files under `root` only. Paths are decoded and normalised before
  * use, `..` and NUL are refused, and the real path of what is served must still be inside the root
  * (the unpacker already refuses links that leave the tree; this holds even if one slipped by).
+ * Dotfiles and dot-folders (`.env`, `.git/`, `.htpasswd`) are 404 unless the site asks for them
+ * with a SERVE_DOTFILES file; `/.well-known/` is meant to be public and is served.
  */
 export function createStaticServer(rootDir: string, index: string): http.Server {
   const root = realpathSync(rootDir);
+  const dotfiles = statOrUndefined(join(root, SERVE_DOTFILES))?.isFile() === true;
   return http.createServer((req, res) => {
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res
@@ -53,6 +59,10 @@ export function createStaticServer(rootDir: string, index: string): http.Server 
     const pathname = decodePath(req.url ?? '/');
     if (pathname === undefined) {
       res.writeHead(400, { 'content-type': 'text/plain' }).end('bad path\n');
+      return;
+    }
+    if (!dotfiles && hidden(pathname)) {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
       return;
     }
     let found: Found;
@@ -109,6 +119,12 @@ function locate(root: string, pathname: string, index: string): Found {
   const real = realpathSync(path);
   if (real !== root && !real.startsWith(root + sep)) return { kind: 'missing' };
   return { kind: 'file', path: real, stats };
+}
+
+/** A path through a dotfile or dot-folder, other than `/.well-known/`. */
+function hidden(pathname: string): boolean {
+  const parts = pathname.split('/').filter((p) => p !== '' && p !== '.');
+  return parts.some((part, i) => part.startsWith('.') && !(i === 0 && part === '.well-known'));
 }
 
 /** The URL's path, decoded; undefined for anything that could climb out or is malformed. */

@@ -41,6 +41,12 @@ export interface AuthRuntime {
    * credential speaks for, or undefined. Auth disabled: everyone is the admin, as everywhere.
    */
   identifyMessage(message: IncomingMessage): Promise<Identity | undefined>;
+  /**
+   * Whether the request's `Authorization: Bearer` token is a Slipway credential (a key, a token
+   * the mode accepts, a service token), whoever it speaks for: such a token is cut from every
+   * request an app receives. Unknown when the check itself fails, which counts as yes.
+   */
+  carriesSlipwayBearer(message: IncomingMessage): Promise<boolean>;
 }
 
 declare module 'fastify' {
@@ -102,6 +108,30 @@ async function authPlugin(app: FastifyInstance): Promise<void> {
     identify: async (request: FastifyRequest) => request.identity ?? identify(request, request.log),
     identifyMessage: (message: IncomingMessage) =>
       identify({ headers: message.headers, raw: message }, app.log),
+    carriesSlipwayBearer: async (message: IncomingMessage) => {
+      const { authorization } = message.headers;
+      let token: string;
+      try {
+        token = parseBearer(authorization);
+      } catch (err) {
+        if (err instanceof AppError && err.status === 401) return false;
+        throw err;
+      }
+      const digest = sha256(token);
+      if (serviceTokens.some((entry) => timingSafeEqual(digest, entry.digest))) return true;
+      if (!mode) return false;
+      try {
+        // The bearer alone, so that a mode reading other headers (a trusted proxy's user header)
+        // cannot claim an app's own Authorization as Slipway's.
+        const request = { headers: { authorization }, raw: message };
+        await mode.verify({ request, bearer: () => token });
+        return true;
+      } catch (err) {
+        if (err instanceof AppError && err.status === 401) return false;
+        app.log.warn({ err }, 'checking an app request for a Slipway credential failed');
+        return true;
+      }
+    },
   } satisfies AuthRuntime);
 
   for (const route of mode?.loginRoutes ?? []) {

@@ -20,7 +20,7 @@ import Database from 'better-sqlite3';
 import * as tar from 'tar';
 import { isArtifactKey } from '../runtime/local/artifact-store.js';
 import { isSourceKey } from '../sources/keys.js';
-import { DATABASE, FORMAT, FORMAT_VERSION, MANIFEST, type Manifest } from './layout.js';
+import { DATABASE, ENV_KEY, FORMAT, FORMAT_VERSION, MANIFEST, type Manifest } from './layout.js';
 
 export interface BackupOptions {
   /** The live SQLite file (the server may be running on it). */
@@ -56,7 +56,12 @@ export async function createBackup(opts: BackupOptions): Promise<Manifest> {
       const held = new Set(readdirSync(join(work, 'sources')).map(keyOf));
       missingSources.push(...[...referenced].filter((key) => !held.has(key)).sort());
     }
-    holdBlobs(join(opts.dataDir, 'artifacts'), join(work, 'artifacts'), isArtifactKey);
+    const apps = appIdsOf(snapshot);
+    holdBlobs(join(opts.dataDir, 'artifacts'), join(work, 'artifacts'), (key) =>
+      apps.has(key.slice(0, key.indexOf('.'))),
+    );
+    const envKey = existsSync(join(opts.dataDir, ENV_KEY));
+    if (envKey) copyFileSync(join(opts.dataDir, ENV_KEY), join(work, ENV_KEY));
     const manifest: Manifest = {
       format: FORMAT,
       version: FORMAT_VERSION,
@@ -64,6 +69,7 @@ export async function createBackup(opts: BackupOptions): Promise<Manifest> {
       sourcesBackend: opts.sourcesBackend,
       sources: served ? referenced.size - missingSources.length : 0,
       artifacts: readdirSync(join(work, 'artifacts')).length,
+      envKey,
       missingSources,
     };
     writeFileSync(join(work, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`, { mode: 0o600 });
@@ -86,11 +92,15 @@ async function onlineBackup(from: string, to: string): Promise<void> {
   chmodSync(to, 0o600);
 }
 
-function sourceKeysOf(snapshot: string): Set<string> {
+const sourceKeysOf = (snapshot: string): Set<string> =>
+  column(snapshot, 'SELECT DISTINCT source_key FROM versions');
+
+const appIdsOf = (snapshot: string): Set<string> => column(snapshot, 'SELECT id FROM apps');
+
+function column(snapshot: string, sql: string): Set<string> {
   const db = new Database(snapshot, { readonly: true, fileMustExist: true });
   try {
-    const keys = db.prepare('SELECT DISTINCT source_key FROM versions').pluck().all() as string[];
-    return new Set(keys);
+    return new Set(db.prepare(sql).pluck().all() as string[]);
   } finally {
     db.close();
   }
@@ -125,6 +135,7 @@ async function writeArchive(work: string, file: string): Promise<void> {
   const entries = [
     MANIFEST,
     DATABASE,
+    ...(existsSync(join(work, ENV_KEY)) ? [ENV_KEY] : []),
     ...readdirSync(join(work, 'sources')).map((name) => `sources/${name}`),
     ...readdirSync(join(work, 'artifacts')).map((name) => `artifacts/${name}`),
   ];

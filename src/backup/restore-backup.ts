@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import {
+  chmodSync,
   copyFileSync,
   existsSync,
   mkdirSync,
@@ -10,8 +11,16 @@ import {
 } from 'node:fs';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
+import { LOCK_FILE, lockDataDir } from '../persistence/data-dir-lock.js';
 import * as tar from 'tar';
-import { DATABASE, isArchiveEntry, MANIFEST, parseManifest, type Manifest } from './layout.js';
+import {
+  DATABASE,
+  ENV_KEY,
+  isArchiveEntry,
+  MANIFEST,
+  parseManifest,
+  type Manifest,
+} from './layout.js';
 
 export interface RestoreOptions {
   file: string;
@@ -35,13 +44,18 @@ export class RestoreRefused extends Error {
  */
 export async function restoreBackup(opts: RestoreOptions): Promise<Manifest> {
   mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
-  const present = readdirSync(opts.dataDir).filter((name) => name !== 'lost+found');
+  // A stopped server leaves its lock file; the lock itself is taken below.
+  const present = readdirSync(opts.dataDir).filter(
+    (name) => name !== 'lost+found' && name !== LOCK_FILE,
+  );
   if (present.length > 0 && opts.force !== true) {
     throw new RestoreRefused(
       `${opts.dataDir} is not empty (${present.slice(0, 5).join(', ')}${present.length > 5 ? ', …' : ''}): ` +
         'restore into an empty data dir, or pass --force to replace its database (stop the server first)',
     );
   }
+  // Refused while a server runs on the data dir (DataDirLocked), and none starts meanwhile.
+  const lock = await lockDataDir(opts.dataDir);
   const work = join(opts.dataDir, `.restore-${randomBytes(6).toString('hex')}`);
   mkdirSync(work, { mode: 0o700 });
   try {
@@ -71,12 +85,17 @@ export async function restoreBackup(opts: RestoreOptions): Promise<Manifest> {
       mkdirSync(to, { recursive: true, mode: 0o700 });
       for (const name of readdirSync(from)) renameSync(join(from, name), join(to, name));
     }
+    if (existsSync(join(work, ENV_KEY))) {
+      chmodSync(join(work, ENV_KEY), 0o600);
+      renameSync(join(work, ENV_KEY), join(opts.dataDir, ENV_KEY));
+    }
     mkdirSync(dirname(opts.databasePath), { recursive: true, mode: 0o700 });
     for (const side of ['-wal', '-shm']) rmSync(`${opts.databasePath}${side}`, { force: true });
     moveFile(join(work, DATABASE), opts.databasePath);
     return manifest;
   } finally {
     rmSync(work, { recursive: true, force: true });
+    await lock.release();
   }
 }
 

@@ -10,8 +10,13 @@ export class ApiClient {
     return this.creds.url;
   }
 
+  /**
+   * With the key when there is one. `X-Requested-With` always: a server with auth disabled takes
+   * a change only from a request no web form could have sent (its defence against forgery).
+   */
   headers(extra: Record<string, string> = {}): Record<string, string> {
-    return this.creds.token ? { authorization: `Bearer ${this.creds.token}`, ...extra } : extra;
+    const ours = { 'x-requested-with': 'slipway-cli', ...extra };
+    return this.creds.token ? { authorization: `Bearer ${this.creds.token}`, ...ours } : ours;
   }
 
   /** A JSON request; `undefined` for an empty answer (204). */

@@ -52,6 +52,11 @@ export const configSchema = z.strictObject({
        * finish before they are cut and the process exits.
        */
       shutdownTimeout: duration.default('30s'),
+      /**
+       * Apps keep serving while this process stops, crashes or is replaced: running apps'
+       * sandboxes outlive it and the next start adopts them. false: they stop with the server.
+       */
+      restartContinuity: z.boolean().default(true),
     })
     .prefault({}),
   auth: z
@@ -106,7 +111,13 @@ export const configSchema = z.strictObject({
         .int()
         .positive()
         .default(50 * 1024 * 1024),
-      maxAppsPerOwner: z.number().int().nonnegative().default(0),
+      /** Apps one non-admin owner may have; 0 means no limit. Admins have none. */
+      maxAppsPerOwner: z.number().int().nonnegative().default(10),
+      /**
+       * Sandbox memory one non-admin owner's apps may hold, `runtime.memoryLimitMB` per app; 0
+       * means no limit. Admins have none.
+       */
+      maxSandboxMemoryMBPerOwner: z.number().int().nonnegative().default(4096),
       maxAppsPerDepartment: z.number().int().nonnegative().default(0),
     })
     .prefault({}),
@@ -201,6 +212,8 @@ export const configSchema = z.strictObject({
       /** `configmap`: ConfigMaps in `kubernetes.namespace`; share links off, audit in memory. */
       backend: z.enum(['sqlite', 'memory', 'configmap']).default('sqlite'),
       path: z.string().optional(),
+      /** The key sealing env values at rest (base64 of 32 bytes); else `<dataDir>/env.key`. */
+      envKey: z.string().optional(),
     })
     .prefault({}),
   runtime: z

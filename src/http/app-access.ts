@@ -13,15 +13,18 @@ export type Admission =
   | { kind: 'granted'; cookie: string };
 
 export type IdentifyMessage = (message: IncomingMessage) => Promise<Identity | undefined>;
+export type RecogniseBearer = (message: IncomingMessage) => Promise<boolean>;
 
 /**
  * Who may reach an app's sandbox. A public app: anyone, as always. A private one: the owner's or an
  * admin's bearer token, or the cookie of a grant a share link handed out (app-grants.ts); the
- * grant is checked against its link on every request. Whatever the app, the grant never reaches
- * it: the access cookie is cut from every request, and a Slipway credential from a private app's.
+ * grant is checked against its link on every request. Whatever the app, no Slipway credential
+ * reaches it: the access cookies and a bearer token that is Slipway's are cut from every request.
+ * An app's own Authorization (a token Slipway does not know) passes untouched.
  */
 export class AppAccess {
   private identify: IdentifyMessage = async () => undefined;
+  private recognise: RecogniseBearer = async () => false;
 
   constructor(
     private readonly store: Store,
@@ -29,8 +32,9 @@ export class AppAccess {
   ) {}
 
   /** How a raw request's credential is read; set once the auth plugin is up (server.ts). */
-  identifyWith(identify: IdentifyMessage): void {
+  identifyWith(identify: IdentifyMessage, recognise: RecogniseBearer): void {
     this.identify = identify;
+    this.recognise = recognise;
   }
 
   /** Decides, and edits `req.headers` so that what is forwarded carries no grant. */
@@ -38,7 +42,10 @@ export class AppAccess {
     const app = this.store.getApp(name);
     const secure = isSecure(req, app);
     const grants = takeAccessCookies(req, cookieName(name, secure));
-    if (!app || (app.access ?? 'public') === 'public') return PASS;
+    if (!app || (app.access ?? 'public') === 'public') {
+      await this.cutSlipwayBearer(req);
+      return PASS;
+    }
     const { backend } = this.store;
     const granted = grants.some((grant) => this.grants.check(grant, app.id));
     if ((req.url ?? '/').split('?')[0] === GRANT_PATH) {
@@ -54,9 +61,18 @@ export class AppAccess {
     // A Slipway credential is for Slipway: the app is not to see (or replay) it.
     if (identity && identity.mode !== 'none' && bearer) delete req.headers.authorization;
     if (granted || (identity && (isAdmin(identity) || identity.userId === app.ownerId))) {
+      // A grant let the visitor in: a Slipway key that identified no one (a suspended user's)
+      // still stays here.
+      await this.cutSlipwayBearer(req);
       return PASS;
     }
     return { kind: 'refuse', why: 'private', backend };
+  }
+
+  /** Whoever the visitor is, their Slipway key is not the app's to see (or to replay). */
+  private async cutSlipwayBearer(req: IncomingMessage): Promise<void> {
+    if (!/^bearer /i.test(req.headers.authorization ?? '')) return;
+    if (await this.recognise(req)) delete req.headers.authorization;
   }
 }
 

@@ -30,6 +30,8 @@ export interface DrainResult {
 export class Drain {
   private draining = false;
   private server: HttpServer | HttpsServer | undefined;
+  /** What accepts the server's connections, when not the server itself (the front door's). */
+  private acceptor: { stopAccepting(): Promise<void> } | undefined;
   private readonly sockets = new Set<Socket>();
   private readonly inFlight = new Set<ServerResponse>();
   private readonly beginHooks: Array<() => void> = [];
@@ -44,6 +46,14 @@ export class Drain {
       this.sockets.add(socket);
       socket.once('close', () => this.sockets.delete(socket));
     });
+  }
+
+  /**
+   * The server's connections come from the front door (front-door.ts): the drain stops taking
+   * them there, and the front door holds new visitors for the next control plane.
+   */
+  acceptFrom(acceptor: { stopAccepting(): Promise<void> }): void {
+    this.acceptor = acceptor;
   }
 
   get active(): boolean {
@@ -62,13 +72,16 @@ export class Drain {
 
   /**
    * Every request goes through here first: false when it was answered 503 because the server is
-   * draining; otherwise it counts as in flight until its response closes.
+   * draining; otherwise it counts as in flight until its response closes. Behind a front door,
+   * a request that is `servable` while draining (an app's, a GET or HEAD) is still answered, on
+   * a connection that then closes: the visitor's next request goes to the next control plane.
    */
-  admit(res: ServerResponse): boolean {
-    if (this.draining) {
+  admit(res: ServerResponse, servable = false): boolean {
+    if (this.draining && !(servable && this.acceptor)) {
       refuse(res);
       return false;
     }
+    if (this.draining) res.setHeader('connection', 'close');
     this.inFlight.add(res);
     res.once('close', () => {
       this.inFlight.delete(res);
@@ -110,7 +123,8 @@ export class Drain {
   private async drain(timeoutMs: number): Promise<DrainResult> {
     const started = Date.now();
     this.draining = true;
-    if (this.server?.listening) {
+    if (this.acceptor) await this.acceptor.stopAccepting();
+    else if (this.server?.listening) {
       // net's close, not http's: http's also closes the idle keep-alive connections at once, and a
       // client about to reuse one would get a reset instead of the 503 that tells it what happened.
       NetServer.prototype.close.call(this.server);

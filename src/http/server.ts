@@ -37,6 +37,7 @@ import type { Identity } from '../auth/identity.js';
 import { durationMs } from '../config/schema.js';
 import { guardConnections, headerTimeouts, type HeadDelivered } from './connection-guard.js';
 import { hostGuardPlugin } from './host-guard.js';
+import { originGuardPlugin } from './origin-guard.js';
 import { oversizePlugin } from './oversize.js';
 import { StreamCap } from './stream-quota.js';
 import { Drain } from './drain.js';
@@ -106,6 +107,12 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   installErrorHandlers(app);
   acceptEmptyJson(app);
   if (!config.auth.enabled) await app.register(hostGuardPlugin({ extraHosts: extraHosts(config) }));
+  await app.register(
+    originGuardPlugin({
+      authEnabled: config.auth.enabled,
+      isAppHost: (host) => deploy.urls.appForHost(host) !== undefined,
+    }),
+  );
   await app.register(oversizePlugin({ maxDrainBytes: 2 * config.limits.maxSourceBytes }));
   // Before auth: a wrong method on a known path is 405 whoever asks.
   await app.register(methodGuardPlugin);
@@ -114,7 +121,10 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   await app.register(authPlugin);
   app.auth.serviceToken('/internal/sources/', deploy.agentToken, AGENT_IDENTITY);
   // A private app's host reads its owner's bearer token as the API does.
-  deploy.access.identifyWith((message) => app.auth.identifyMessage(message));
+  deploy.access.identifyWith(
+    (message) => app.auth.identifyMessage(message),
+    (message) => app.auth.carriesSlipwayBearer(message),
+  );
   await app.register(metricsPlugin);
   await app.register(probesPlugin);
   await app.register(docsPlugin);
@@ -161,10 +171,12 @@ function listenerFor(
   let delivered: HeadDelivered = () => undefined;
   const dispatch = (req: IncomingMessage, res: ServerResponse): void => {
     delivered(req.socket);
-    // Before the app router too: an app host is refused while draining like any other request.
-    if (!drain.admit(res)) return;
     const { router } = services;
     const name = router.appFor(req);
+    // Before the app router too: while draining, an app host is refused like any other request,
+    // unless a front door takes the visitor's next request to the next control plane.
+    const servable = name !== undefined || req.method === 'GET' || req.method === 'HEAD';
+    if (!drain.admit(res, servable)) return;
     if (name === undefined) return handler(req, res);
     router.handle(name, req, res).catch((err: unknown) => router.fail(res, err));
   };

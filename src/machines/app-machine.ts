@@ -51,7 +51,7 @@ export const appMachine = appSetup.createMachine({
           actions: ['requestClaim', show('Claiming')],
         },
         PREPARE_FAILED: candidateFails('Prepare'),
-        RESTORE: { actions: ['forgetRuntime', 'newAttempt', 'requestPrepare'] },
+        RESTORE: { actions: ['restoreRuntime', 'newAttempt', 'requestPrepare'] },
       },
     },
     Claiming: {
@@ -77,7 +77,7 @@ export const appMachine = appSetup.createMachine({
         ],
         RETRY: { guard: 'isRetryDue', actions: ['requestClaim', show('Claiming')] },
         RESTORE: [
-          { guard: 'isRetryPending', actions: ['forgetRuntime', 'rearmRetry'] },
+          { guard: 'isRetryPending', actions: ['restoreRuntime', 'rearmRetry'] },
           { actions: restore },
         ],
       },
@@ -100,7 +100,7 @@ export const appMachine = appSetup.createMachine({
           actions: ['requestClaim', show('Claiming')],
         },
         RESTORE: [
-          { guard: 'isRetryPending', actions: ['forgetRuntime', 'rearmRetry'] },
+          { guard: 'isRetryPending', actions: ['restoreRuntime', 'rearmRetry'] },
           { target: 'Claiming', actions: restore },
         ],
       },
@@ -144,8 +144,10 @@ export const appMachine = appSetup.createMachine({
           {
             guard: 'idleElapsed',
             target: 'Suspended',
-            actions: ['forgetRuntime', show('Idle'), announce('suspend', 'system')],
+            actions: ['restoreRuntime', show('Idle'), announce('suspend', 'system')],
           },
+          // Its sandbox outlived the last process: it serves on, never restarted.
+          { guard: 'adoptsLive', actions: ['restoreRuntime', 'extendIdle'] },
           { target: 'Claiming', actions: restore },
         ],
       },

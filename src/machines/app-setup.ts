@@ -69,6 +69,9 @@ export const appSetup = setup({
       const { crashLimit, crashWindowMs } = context.policy;
       return crashesWith(context.crashes, event.at, crashWindowMs).length < crashLimit;
     },
+    /** The restart found the live release still running: it goes on serving. */
+    adoptsLive: ({ context, event }) =>
+      event.type === 'RESTORE' && context.live !== null && event.adopted?.version === context.live,
     idleElapsed: (args) => {
       const deadline = idleDeadline(args);
       return deadline !== null && 'at' in args.event && deadline <= args.event.at;
@@ -185,8 +188,17 @@ export const appSetup = setup({
       enqueue.assign({ serving: null });
     }),
     dropRetired: emit({ type: 'dropRetired' as const }),
-    /** After a server restart the old process's sandboxes and claims are gone with it. */
-    forgetRuntime: assign({ serving: null, sandbox: null, claimsOwed: [] }),
+    /**
+     * After a server restart the old process's claims and starting sandboxes are gone with it;
+     * a sandbox it left running the live release serves on, one running anything else is reaped.
+     */
+    restoreRuntime: enqueueActions(({ context, event, enqueue }) => {
+      const adopted = event.type === 'RESTORE' ? event.adopted : undefined;
+      const takes =
+        adopted !== undefined && context.live !== null && adopted.version === context.live;
+      if (adopted && !takes) enqueue.emit({ type: 'reap', sandboxId: adopted.sandboxId });
+      enqueue.assign({ serving: takes ? adopted.sandboxId : null, sandbox: null, claimsOwed: [] });
+    }),
     recordCrash: assign(({ context, event }) => {
       assertEvent(event, 'APP_EXITED');
       return { crashes: crashesWith(context.crashes, event.at, context.policy.crashWindowMs) };

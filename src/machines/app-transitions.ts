@@ -12,7 +12,7 @@ export const note = (kind: NoteKind) => ({ type: 'note', params: { kind } }) as 
 export const announce = (kind: 'deploy' | 'delete' | 'suspend' | 'resume', initiator: Initiator) =>
   ({ type: 'announce', params: { kind, initiator } }) as const;
 
-export const restore = ['forgetRuntime', 'newAttempt', 'requestClaim', show('Restoring')] as const;
+export const restore = ['restoreRuntime', 'newAttempt', 'requestClaim', show('Restoring')] as const;
 
 type First = 'forgetClaim' | 'recordCrash';
 

@@ -81,7 +81,11 @@ export type AppMachineEvent =
   | { type: 'SUSPEND' }
   | { type: 'WAKE' }
   | { type: 'RESUME' }
-  | { type: 'RESTORE'; at: number }
+  /**
+   * The server restarted. `adopted`: a sandbox the last process left running, with the version it
+   * runs; it serves on when that is the live release, and is reaped otherwise.
+   */
+  | { type: 'RESTORE'; at: number; adopted?: { sandboxId: string; version: number } }
   | { type: 'DELETE' };
 
 export type AppMachineEventType = AppMachineEvent['type'];

@@ -85,6 +85,10 @@ function adviceFor(err: AppError, tool: string, field: string | undefined): stri
       return 'give expires_in as a duration such as "30m" or "24h", or leave it out';
     case 'share_links_unavailable':
       return "this server cannot keep share links: hand out the app's url instead";
+    case 'too_many_attempts': {
+      const seconds = err.details?.retryAfterSeconds;
+      return `wait ${typeof seconds === 'number' ? `${seconds} s` : 'a little'} and call ${tool} again`;
+    }
     case 'storage_unavailable':
     case 'not_ready':
       return 'try again in a few seconds';

@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify';
+import { isOwnOrigin } from '../http/own-origin.js';
 
 /**
  * Which web origin a request to /mcp comes from. Browsers send `Origin` on every cross-origin
@@ -13,21 +14,7 @@ export function originKind(request: FastifyRequest, listed: ReadonlySet<string>)
   const origin = request.headers.origin;
   if (origin === undefined) return 'none';
   if (listed.has(origin)) return 'listed';
-  return isSameOrigin(origin, request) ? 'same' : 'foreign';
-}
-
-/**
- * The origin of `server.baseURL`, or the host the request was sent to. The scheme is not compared
- * with the request's: behind a TLS proxy the browser says https while this server sees http.
- */
-function isSameOrigin(origin: string, request: FastifyRequest): boolean {
-  // `null` (a sandboxed frame, a file) and anything with a path are no origin of ours.
-  if (!URL.canParse(origin)) return false;
-  const url = new URL(origin);
-  if (url.origin !== origin || !/^https?:$/.test(url.protocol)) return false;
-  const base = request.server.config.server.baseURL;
-  if (base !== undefined && new URL(base).origin === origin) return true;
-  return url.host === request.headers.host?.toLowerCase();
+  return isOwnOrigin(origin, request) ? 'same' : 'foreign';
 }
 
 /** What `OPTIONS /mcp` grants an allowed origin: the streamable HTTP methods and headers. */

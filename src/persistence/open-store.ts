@@ -5,6 +5,7 @@ import { openConfigMapStore } from './configmap/configmap-store.js';
 import type { Log } from './configmap/configmap-writer.js';
 import { checkDatabaseFile, damaged } from './database-guard.js';
 import { createMemoryStore } from './memory-store.js';
+import { ensurePrivateDir, ensurePrivateFile } from './private-files.js';
 import { openSqliteStore } from './sqlite-store.js';
 import type { Store } from './store.js';
 
@@ -13,6 +14,8 @@ export interface OpenStoreOptions {
   /** SQLite file; defaults to `<dataDir>/slipway.db`. Ignored by the other backends. */
   path?: string;
   dataDir: string;
+  /** `store.envKey`: the env key given by the operator; else `<dataDir>/env.key`. */
+  envKey?: string | undefined;
   /** The cluster and namespace of the configmap backend. */
   kubernetes?: Config['kubernetes'];
   log?: Log;
@@ -34,9 +37,14 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
     });
   }
   const path = databasePath(opts);
+  // The data dir holds the database, the env key, sources, built trees and the self-signed TLS
+  // key (http/tls.ts): this user's only.
+  ensurePrivateDir(opts.dataDir, opts.log);
+  ensurePrivateFile(join(opts.dataDir, 'tls', 'auto-key.pem'), opts.log);
   checkDatabaseFile(path, opts.dataDir);
+  const envKey = { configured: opts.envKey, dataDir: opts.dataDir, log: opts.log };
   try {
-    return openSqliteStore(path);
+    return openSqliteStore(path, { envKey, log: opts.log });
   } catch (err) {
     throw damaged(path, err);
   }

@@ -2,9 +2,10 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { migrate } from './migrations.js';
+import { sealEnvAtRest, type SealedRows, type StoreLog } from './env-at-rest.js';
+import type { EnvKeyOptions } from './env-key.js';
+import { createPrivateFile, ensurePrivateFile } from './private-files.js';
 import {
-  appFromRow,
-  appToRow,
   auditFromRow,
   departmentFromRow,
   departmentToRow,
@@ -12,8 +13,6 @@ import {
   shareLinkToRow,
   userFromRow,
   userToRow,
-  versionFromRow,
-  versionToRow,
 } from './rows.js';
 import { NO_LIMIT, prepareStatements } from './sqlite-statements.js';
 import type { Store } from './store.js';
@@ -31,17 +30,29 @@ function sqlOffset(offset: number | undefined): number {
   return Math.min(Math.max(0, Math.floor(offset ?? 0)), Number.MAX_SAFE_INTEGER);
 }
 
+export interface SqliteStoreOptions {
+  /** Where the env key comes from; by default the key file beside the database. */
+  envKey?: EnvKeyOptions;
+  log?: StoreLog;
+}
+
 /**
  * Opens (creating if needed) the SQLite store at `path`. Every write commits with
  * `synchronous = FULL` in WAL mode, so once a method returns the change survives a power cut, and a
- * handler may acknowledge right after.
+ * handler may acknowledge right after. The file and its WAL are this user's alone (0600, repaired
+ * when looser), and env values are sealed at rest (env-at-rest.ts).
  */
-export function openSqliteStore(path: string): Store {
+export function openSqliteStore(path: string, opts: SqliteStoreOptions = {}): Store {
   mkdirSync(dirname(path), { recursive: true });
+  // Created 0600 before SQLite opens it: its -wal and -shm files take the database's mode.
+  createPrivateFile(path, opts.log);
+  for (const suffix of ['-wal', '-shm', '-journal']) ensurePrivateFile(path + suffix, opts.log);
   const db = new Database(path);
+  let rows: SealedRows;
   try {
     configure(db, path);
     migrate(db, path);
+    rows = sealEnvAtRest(db, path, opts.envKey ?? { dataDir: dirname(path) }, opts.log);
   } catch (err) {
     db.close();
     throw err;
@@ -74,24 +85,29 @@ export function openSqliteStore(path: string): Store {
 
     getApp(id) {
       const row = st.getApp.get(id);
-      return row && appFromRow(row);
+      return row && rows.appFrom(row);
     },
     listApps(query) {
       const page = { limit: sqlLimit(query.limit), offset: sqlOffset(query.offset) };
       return snapshot(() => {
         if (query.ownerId === undefined) {
-          return { items: st.listApps.all(page).map(appFromRow), total: st.countApps.get() ?? 0 };
+          return {
+            items: st.listApps.all(page).map((row) => rows.appFrom(row)),
+            total: st.countApps.get() ?? 0,
+          };
         }
-        const items = st.listAppsOf.all({ ...page, owner: query.ownerId }).map(appFromRow);
+        const items = st.listAppsOf
+          .all({ ...page, owner: query.ownerId })
+          .map((row) => rows.appFrom(row));
         return { items, total: st.countAppsOf.get(query.ownerId) ?? 0 };
       });
     },
     putApp(app) {
-      st.putApp.run(appToRow(app));
+      st.putApp.run(rows.appTo(app));
     },
     deleteApp(id) {
       return inTx(() => {
-        const versions = st.listVersions.all(id).map(versionFromRow);
+        const versions = st.listVersions.all(id).map((row) => rows.versionFrom(row));
         // Explicit deletes rather than relying on ON DELETE CASCADE alone: the cascade needs
         // foreign_keys = ON on every connection, including an operator's sqlite3 shell.
         st.deleteShareLinksOf.run(id);
@@ -102,14 +118,14 @@ export function openSqliteStore(path: string): Store {
     },
 
     addVersion(version) {
-      st.addVersion.run(versionToRow(version));
+      st.addVersion.run(rows.versionTo(version));
     },
     listVersions(appId) {
-      return st.listVersions.all(appId).map(versionFromRow);
+      return st.listVersions.all(appId).map((row) => rows.versionFrom(row));
     },
     getVersion(appId, version) {
       const row = st.getVersion.get(appId, version);
-      return row && versionFromRow(row);
+      return row && rows.versionFrom(row);
     },
     setVersionOutcome(appId, version, { outcome, reason, message }) {
       const row = {
@@ -125,7 +141,7 @@ export function openSqliteStore(path: string): Store {
       return inTx(() => {
         const pruned = st.versionsBeyond.all(appId, Math.max(0, Math.floor(keep)));
         for (const v of pruned) st.deleteVersion.run(v.app_id, v.version);
-        return pruned.map(versionFromRow);
+        return pruned.map((row) => rows.versionFrom(row));
       });
     },
     sourceKeys() {
@@ -220,4 +236,6 @@ function configure(db: Database.Database, path: string): void {
   db.pragma('synchronous = FULL');
   db.pragma('foreign_keys = ON');
   db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+  // Deleted and rewritten content is zeroed, not left in free pages (env values sealed later).
+  db.pragma('secure_delete = ON');
 }

@@ -79,6 +79,7 @@ export function openRuntime(config: Config, deps: RuntimeDeps): Runtime {
   }
   return createLocalRuntime({
     dataDir: config.server.dataDir,
+    keepRunning: config.server.restartContinuity,
     sourceStore: deps.sourceStore,
     agentToken: deps.agentToken,
     poolSize: runtime.poolSize,

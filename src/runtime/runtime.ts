@@ -27,6 +27,17 @@ export interface Runtime {
   health(sandbox: Sandbox): Promise<boolean>;
   /** Stops the sandbox and removes its files; idempotent. */
   reap(sandbox: Sandbox): Promise<void>;
+  /**
+   * The sandboxes a previous control plane left serving, which start() verified and adopted,
+   * each with the app and version it runs. Handed out once; the caller reaps what it does not
+   * take. Runtimes whose sandboxes end with the process have none.
+   */
+  adopted?(): AdoptedSandbox[];
+  /**
+   * Drops what the runtime kept for an app beyond its sandboxes (the local runtime's built
+   * trees), once the app is deleted: the next app of that name must not inherit any of it.
+   */
+  forget?(appId: string): void;
   /** Pool and host facts for /readyz and metrics. */
   status(): RuntimeStatus;
   /**
@@ -36,6 +47,12 @@ export interface Runtime {
   laneUnavailable(template: string, lane: Lane): string | undefined;
   /** The language runtimes apps get, by name (`node`, `python`), as `x.y.z`. */
   versions(): Record<string, string>;
+}
+
+export interface AdoptedSandbox {
+  sandbox: Sandbox;
+  appId: string;
+  version: number;
 }
 
 /** `fast`: the source runs as shipped; `general`: an install (and build) step runs first. */
@@ -64,6 +81,8 @@ export interface Sandbox {
 
 export interface InjectSpec {
   appId: string;
+  /** The app's owner: a built tree is kept for this owner's app only (see `sourceHash`). */
+  ownerId?: string;
   version: number;
   /** Blob key `<app_id>.v<version>.<32 hex>`; the agent pulls `/internal/sources/<key>.tar.gz`. */
   sourceKey: string;

@@ -87,6 +87,8 @@ export function createDeployServices(
     },
     writes,
   });
+  // The listener comes up before the apps are back: their visitors wait for them, not a 503.
+  registry.holdRoutesUntilStarted();
   const audit = new AuditTrail(store, log, undefined, writes);
   // Idle suspends and wakes on request: the system acts, and the trail says so.
   audit.follow(registry);
@@ -101,7 +103,7 @@ export function createDeployServices(
     storage,
     ...(direct ? { accessGate: direct } : {}),
   });
-  const grants = new AppGrants(store);
+  const grants = new AppGrants(store, { log });
   const shares = new ShareService({
     store,
     apps,
@@ -132,10 +134,9 @@ export function createDeployServices(
     platform: () => platformInfo(runtime, config, urls),
     async start(baseURL) {
       urls.setBase(baseURL);
-      // The apps first, in this same turn: no request sees a stored Ready that nothing serves;
-      // their claims wait for the runtime, which starts meanwhile.
-      await registry.start();
-      await runtime.start();
+      // The runtime first (it adopts what the last process left running), then the apps, on
+      // those sandboxes where they still run; the router holds their requests meanwhile.
+      await registry.start(runtime.start());
       await direct?.start();
       orphans.start();
       started = true;

@@ -14,6 +14,7 @@ export interface PlatformInfo {
     maxUnpackedBytes: number;
     maxEntries: number;
     maxAppsPerOwner: number;
+    maxSandboxMemoryMBPerOwner: number;
     maxAppsPerDepartment: number;
   };
   names: { pattern: string; maxLength: number };
@@ -50,12 +51,19 @@ export function platformInfo(
     });
     return { name, available: true, lanes };
   });
-  const { maxSourceBytes, maxAppsPerOwner, maxAppsPerDepartment } = config.limits;
+  const { maxSourceBytes, maxAppsPerOwner, maxSandboxMemoryMBPerOwner, maxAppsPerDepartment } =
+    config.limits;
   return {
     backend: runtime.backend,
     templates,
     runtimes: runtime.versions(),
-    limits: { maxSourceBytes, ...DEFAULT_TARBALL_LIMITS, maxAppsPerOwner, maxAppsPerDepartment },
+    limits: {
+      maxSourceBytes,
+      ...DEFAULT_TARBALL_LIMITS,
+      maxAppsPerOwner,
+      maxSandboxMemoryMBPerOwner,
+      maxAppsPerDepartment,
+    },
     names: { pattern: APP_NAME.source, maxLength: APP_NAME_MAX },
     apps: { domain: urls.appsDomain, urlPattern: urls.appUrl('{name}'), defaultTtl: '30m' },
   };

@@ -1,3 +1,4 @@
+import { LinkPace, tooMany } from './link-pace.js';
 import {
   AttemptLimiter,
   DEFAULT_LIMITER_POLICY,
@@ -9,40 +10,38 @@ import {
 export const PER_CLIENT_POLICY: LimiterPolicy = DEFAULT_LIMITER_POLICY;
 
 /**
- * Per link, whoever guesses: far above what one client may try, so only a guesser spread over many
- * addresses reaches it, and it still stops that guesser (at the price of locking the link for all).
- */
-export const PER_LINK_POLICY: LimiterPolicy = { ...DEFAULT_LIMITER_POLICY, maxFailures: 100 };
-
-/**
- * Password guesses on share links, counted per link AND client address, so that one address's wrong
- * guesses cannot lock the owner (or anyone else) out of a link; plus a per-link ceiling. Both
- * limiters keep a bounded number of entries; links are few (owners create them), clients are not,
- * so they are kept apart: a flood of addresses cannot evict a link's ceiling.
+ * Password guesses on share links. Per link and client address: a few wrong guesses, then that
+ * address is locked out of that link, so one address's guesses cannot lock anyone else out. Per
+ * link: once many addresses guessed wrong (LinkPace), the link is under attack; then an address
+ * that already guessed wrong on it gets no more guesses, and new addresses' guesses are checked one
+ * at a time, a little apart. Guessing slows down; the right password from a new visitor still works.
  */
 export class GuessLimiter {
   private readonly perClient: AttemptLimiter;
-  private readonly perLink: AttemptLimiter;
+  private readonly perLink: LinkPace;
 
-  constructor(now: () => number = Date.now) {
+  constructor(now: () => number = Date.now, perLink?: LinkPace) {
     this.perClient = new AttemptLimiter(PER_CLIENT_POLICY, now);
-    this.perLink = new AttemptLimiter(PER_LINK_POLICY, now);
+    this.perLink = perLink ?? new LinkPace(undefined, now);
   }
 
-  /** Reserves a guess, or throws 429 `too_many_attempts` (this client's limit first). */
-  begin(token: string, client: string): Attempt {
-    const pair = this.perClient.begin(`${token} ${clientKey(client)}`);
-    let link: Attempt;
+  /** Reserves a guess, waiting its turn on a link under attack, or throws 429 `too_many_attempts`. */
+  async begin(token: string, client: string): Promise<Attempt> {
+    const key = `${token} ${clientKey(client)}`;
+    if (this.perLink.hot(token) && this.perClient.spent(key) > 0) {
+      throw tooMany(this.perLink.hotForMs(token));
+    }
+    const pair = this.perClient.begin(key);
     try {
-      link = this.perLink.begin(token);
+      await this.perLink.turn(token);
     } catch (err) {
       pair.abandon();
       throw err;
     }
     return {
-      succeeded: () => (pair.succeeded(), link.succeeded()),
-      failed: () => (pair.failed(), link.failed()),
-      abandon: () => (pair.abandon(), link.abandon()),
+      succeeded: () => pair.succeeded(),
+      failed: () => (pair.failed(), this.perLink.failed(token)),
+      abandon: () => pair.abandon(),
     };
   }
 

@@ -80,6 +80,14 @@ export class AttemptLimiter {
     };
   }
 
+  /** Wrong guesses on `key` in its current window, those being checked included. */
+  spent(key: string): number {
+    const entry = this.entries.get(key);
+    if (!entry) return 0;
+    const fresh = this.now() - entry.windowStart < this.policy.windowMs;
+    return (fresh ? entry.failures : 0) + entry.inFlight;
+  }
+
   forget(key: string): void {
     this.entries.delete(key);
   }

@@ -37,10 +37,10 @@ export class ShareService {
     input?: CreateShareInput,
   ): Promise<ShareLinkView> {
     this.requireDurableStore();
-    this.ownedApp(identity, appId);
+    const owner = this.ownedApp(identity, appId).ownerId;
     requireScope(identity, 'deploy');
     const { password, expiresIn, expiresInMs } = parseCreateInput(input);
-    const passwordHash = password === undefined ? undefined : await hashPassword(password);
+    const passwordHash = password === undefined ? undefined : await hashPassword(password, owner);
     // Checked again after the hash: the app may have been deleted (or replaced) meanwhile, and
     // from here to the insert nothing awaits, so no delete can slip in between.
     const app = this.ownedApp(identity, appId);
@@ -131,14 +131,19 @@ export class ShareService {
     if (password.length > MAX_PASSWORD_LENGTH) {
       throw new AppError(401, 'invalid_password', 'wrong password for this share link');
     }
-    const attempt = this.limiter.begin(token, client);
-    let ok = false;
+    const attempt = await this.limiter.begin(token, client);
+    let ok: boolean;
     try {
-      ok = await verifyPassword(password, link.passwordHash);
-    } finally {
-      if (ok) attempt.succeeded();
+      // The link owner's turn in the hashing queue: guesses at one tenant's links wait there.
+      ok = await verifyPassword(password, link.passwordHash, link.ownerId);
+    } catch (err) {
+      // Never checked (the queue was full): not a wrong guess.
+      if (err instanceof AppError && err.status === 429) attempt.abandon();
       else attempt.failed();
+      throw err;
     }
+    if (ok) attempt.succeeded();
+    else attempt.failed();
     if (!ok) throw new AppError(401, 'invalid_password', 'wrong password for this share link');
     // The link may have been revoked or the app deleted while the hash was computed.
     const now = this.activeLink(token);

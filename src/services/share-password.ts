@@ -1,5 +1,5 @@
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
-import PQueue from 'p-queue';
+import { HashQueue } from './hash-queue.js';
 
 /**
  * Share-link passwords, stored only as `scrypt$N=<n>,r=<r>,p=<p>$<salt hex>$<hash hex>`. The
@@ -12,25 +12,31 @@ const KEY_BYTES = 32;
 /**
  * scrypt runs on libuv's thread pool (4 threads by default), which DNS lookups, file I/O and zlib
  * share: a burst of hashes would queue everyone else's work behind seconds of hashing (an app's
- * egress DNS lookups timed out). At most this many hashes use the pool at once; the rest wait here.
+ * egress DNS lookups timed out). At most two hashes use the pool at once; the rest wait in a
+ * queue that is fair between users and bounded (429 when full), so one tenant's burst neither
+ * stalls another's check nor waits for minutes.
  */
-export const SCRYPT_CONCURRENCY = 2;
-const pool = new PQueue({ concurrency: SCRYPT_CONCURRENCY });
+const queue = new HashQueue();
 
 /** Share passwords are typed by people; the cap keeps one request from hashing megabytes. */
 export const MAX_PASSWORD_LENGTH = 1024;
 
-export async function hashPassword(password: string): Promise<string> {
+/** `user` is whose turn in the hashing queue this takes: the owner of the link. */
+export async function hashPassword(password: string, user: string): Promise<string> {
   const salt = randomBytes(SALT_BYTES);
-  const hash = await derive(password, salt, KEY_BYTES, PARAMS);
+  const hash = await derive(password, salt, KEY_BYTES, PARAMS, user);
   const params = `N=${PARAMS.N},r=${PARAMS.r},p=${PARAMS.p}`;
   return `scrypt$${params}$${salt.toString('hex')}$${hash.toString('hex')}`;
 }
 
 /** Constant-time comparison of the derived key; a malformed stored hash is an error, not a "no". */
-export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+export async function verifyPassword(
+  password: string,
+  stored: string,
+  user: string,
+): Promise<boolean> {
   const parsed = parseStored(stored);
-  const actual = await derive(password, parsed.salt, parsed.hash.length, parsed.params);
+  const actual = await derive(password, parsed.salt, parsed.hash.length, parsed.params, user);
   return timingSafeEqual(actual, parsed.hash);
 }
 
@@ -65,7 +71,13 @@ function parseStored(stored: string): { params: Params; salt: Buffer; hash: Buff
   return { params, salt: Buffer.from(salt, 'hex'), hash: Buffer.from(hash, 'hex') };
 }
 
-function derive(password: string, salt: Buffer, length: number, params: Params): Promise<Buffer> {
+function derive(
+  password: string,
+  salt: Buffer,
+  length: number,
+  params: Params,
+  user: string,
+): Promise<Buffer> {
   // scrypt needs 128·N·r bytes; node's default cap (32 MiB) is exactly N=2^15, r=8: leave room.
   const options: ScryptOptions = { ...params, maxmem: 256 * params.N * params.r + 1024 * 1024 };
   const run = (): Promise<Buffer> =>
@@ -74,5 +86,5 @@ function derive(password: string, salt: Buffer, length: number, params: Params):
         err ? reject(err) : resolve(key),
       );
     });
-  return pool.add(run, { throwOnTimeout: true });
+  return queue.run(user, run);
 }

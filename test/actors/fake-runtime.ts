@@ -6,6 +6,7 @@
 import { PassThrough, type Duplex } from 'node:stream';
 import {
   AppExitError,
+  type AdoptedSandbox,
   RuntimeError,
   type AppExit,
   type InjectSpec,
@@ -16,6 +17,8 @@ import {
 } from '../../src/runtime/runtime.js';
 
 export class FakeSandbox implements Sandbox {
+  /** The version its inject started (an app runs in it from then on). */
+  version: number | undefined;
   exited = false;
   reaped = false;
   private readonly exitListeners: Array<(exit: AppExit) => void> = [];
@@ -88,6 +91,8 @@ export class FakeRuntime implements Runtime {
   /** `template:lane` pairs this runtime refuses, with the message it gives. */
   readonly unavailableLanes = new Map<string, string>();
   private seq = 0;
+  /** What the last restart left running, for adopted(). */
+  private left: FakeSandbox[] = [];
 
   async start(): Promise<void> {}
   async stop(): Promise<void> {
@@ -112,8 +117,10 @@ export class FakeRuntime implements Runtime {
       const pending: PendingInject = { sandbox: fake, spec, resolve, reject };
       if (this.manual) return void this.injects.push(pending);
       const step = this.injectScript.shift() ?? 'ok';
-      if (step === 'ok') resolve();
-      else if (step instanceof Error) reject(step);
+      if (step === 'ok') {
+        fake.version = spec.version;
+        resolve();
+      } else if (step instanceof Error) reject(step);
       else reject(this.crash(fake, step));
     });
   }
@@ -172,16 +179,36 @@ export class FakeRuntime implements Runtime {
   settleInject(outcome: InjectStep): void {
     const pending = this.injects.pop();
     if (!pending) throw new Error('no inject is waiting');
-    if (outcome === 'ok') pending.resolve();
-    else if (outcome instanceof Error) pending.reject(outcome);
+    if (outcome === 'ok') {
+      pending.sandbox.version = pending.spec.version;
+      pending.resolve();
+    } else if (outcome instanceof Error) pending.reject(outcome);
     else pending.reject(this.crash(pending.sandbox, outcome));
   }
 
-  /** The control plane died: its sandboxes and unanswered requests die with it, silently. */
-  restart(): void {
-    for (const s of this.sandboxes) s.reaped = true;
+  /**
+   * The control plane died: its unanswered requests die with it, silently, and so do its
+   * sandboxes, unless `keep` (restart continuity): then those running an app outlive it and the
+   * next start adopts them.
+   */
+  restart(keep = false): void {
+    this.left = [];
+    for (const s of this.sandboxes.filter((s) => s.live)) {
+      if (keep && s.version !== undefined) this.left.push(s);
+      else s.reaped = true;
+    }
     this.claims.length = 0;
     this.injects.length = 0;
+  }
+
+  adopted(): AdoptedSandbox[] {
+    const left = this.left;
+    this.left = [];
+    return left.map((sandbox) => ({
+      sandbox,
+      appId: sandbox.appId,
+      version: sandbox.version as number,
+    }));
   }
 
   private boot(template: string, appId: string): FakeSandbox {

@@ -65,8 +65,11 @@ export interface World {
   /** Everything the registry logged; tests expect no `error` entries. */
   logs: Array<{ level: string; msg: string; extra?: object }>;
   registry: AppRegistry;
-  /** A new registry on the same store and runtime, as after a server restart. */
-  restart(): Promise<AppRegistry>;
+  /**
+   * A new registry on the same store and runtime, as after a server restart; with `keep`, the
+   * sandboxes running apps outlive the old one and the new one adopts them (restart continuity).
+   */
+  restart(opts?: { keep?: boolean }): Promise<AppRegistry>;
 }
 
 export interface WorldOptions {
@@ -106,9 +109,9 @@ export function world(opts: WorldOptions = {}): World {
     events,
     logs,
     registry: make(),
-    async restart() {
+    async restart(opts = {}) {
       await w.registry.stop();
-      runtime.restart();
+      runtime.restart(opts.keep);
       w.registry = make();
       await w.registry.start();
       return w.registry;

@@ -1,10 +1,20 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createBackup } from '../../src/backup/create-backup.js';
 import { DATABASE, FORMAT, FORMAT_VERSION, MANIFEST } from '../../src/backup/layout.js';
 import { restoreBackup, RestoreRefused } from '../../src/backup/restore-backup.js';
+import { DataDirLocked, lockDataDir } from '../../src/persistence/data-dir-lock.js';
 import { openSqliteStore } from '../../src/persistence/sqlite-store.js';
 import { mintSourceKey } from '../../src/sources/keys.js';
 import { app, version } from '../persistence/fixtures.js';
@@ -50,6 +60,8 @@ describe('restoreBackup', () => {
     writeFileSync(join(source, 'sources', `${key}.tar.gz`), 'blob bytes');
     // Left behind by a crash: nothing points to it, so the backup leaves it out.
     writeFileSync(join(source, 'sources', `${mintSourceKey('web', 2)}.tar.gz`), 'orphan');
+    // The key the store made beside its database, which seals the env values.
+    const envKey = readFileSync(join(source, 'env.key'), 'utf8');
     const file = join(root, 'backup.tar.gz');
 
     const made = await createBackup({
@@ -58,14 +70,27 @@ describe('restoreBackup', () => {
       sourcesBackend: 'served',
       file,
     });
-    expect(made).toMatchObject({ sources: 1, artifacts: 0, missingSources: [] });
+    expect(made).toMatchObject({ sources: 1, artifacts: 0, envKey: true, missingSources: [] });
+    expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(await restore(file)).toMatchObject({ sources: 1 });
 
     expect(readdirSync(join(target, 'sources'))).toEqual([`${key}.tar.gz`]);
     const restored = openSqliteStore(join(target, DATABASE));
     expect(restored.getVersion('web', 1)?.sourceKey).toBe(key);
     restored.close();
+    expect(readFileSync(join(target, 'env.key'), 'utf8')).toBe(envKey);
+    expect(statSync(join(target, 'env.key')).mode & 0o777).toBe(0o600);
     expect(readdirSync(target).filter((name) => name.startsWith('.'))).toEqual([]);
+  });
+
+  it('refuses, even forced, while a server holds the data dir', async () => {
+    const lock = await lockDataDir(target);
+    try {
+      const file = await archiveOf({ [MANIFEST]: manifest });
+      await expect(restore(file, true)).rejects.toBeInstanceOf(DataDirLocked);
+    } finally {
+      await lock.release();
+    }
   });
 
   it('refuses a data dir that is not empty, unless forced', async () => {
@@ -85,12 +110,12 @@ describe('restoreBackup', () => {
     await expect(refused).rejects.toBeInstanceOf(RestoreRefused);
     await expect(refused).rejects.toThrow(/holds entries no backup has: /);
     expect(existsSync(join(root, 'target', 'escaped.txt'))).toBe(false);
-    expect(readdirSync(target)).toEqual([]);
+    expect(readdirSync(target).filter((name) => name !== 'slipway.lock')).toEqual([]);
   });
 
   it('refuses an archive that is not a Slipway backup', async () => {
     const file = await archiveOf({ [DATABASE]: 'not a database' });
     await expect(restore(file)).rejects.toThrow(/is not a Slipway backup: it has no manifest/);
-    expect(readdirSync(target)).toEqual([]);
+    expect(readdirSync(target).filter((name) => name !== 'slipway.lock')).toEqual([]);
   });
 });

@@ -2,7 +2,8 @@
 # Schema-driven testing of the API: Schemathesis (from PyPI, installed once into a cached venv)
 # runs every check it has, with examples, coverage, fuzzing and stateful phases, against a real
 # server started here from api/openapi.yaml, authenticated as an admin. Exits non-zero on any
-# failure. ST_MAX_TIME (seconds, default 90) bounds the fuzzing and stateful phases.
+# failure. ST_MAX_TIME (seconds, default 90) bounds the fuzzing and stateful phases; ST_JUNIT_PATH,
+# if set, is where a JUnit XML report of the run goes (CI counts its test cases).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -31,6 +32,10 @@ for _ in $(seq 1 300); do
   sleep 0.2
 done
 
+report=()
+if [ -n "${ST_JUNIT_PATH:-}" ]; then
+  report=(--report junit --report-junit-path "$ST_JUNIT_PATH")
+fi
 status=0
 "$venv/bin/st" --config-file test/contract/schemathesis.toml run api/openapi.yaml \
   --url "http://127.0.0.1:$port" \
@@ -39,7 +44,7 @@ status=0
   --max-time "${ST_MAX_TIME:-90}" \
   --workers 2 \
   --seed "${ST_SEED:-20261126}" \
-  --no-color || status=$?
+  --no-color "${report[@]}" || status=$?
 if [ "$status" -ne 0 ]; then
   echo "schemathesis: failures above; the server's log follows" >&2
   tail -n 50 "$data/server.log" >&2

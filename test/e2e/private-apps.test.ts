@@ -161,7 +161,7 @@ describe('private apps over real HTTP', () => {
     expect(first.headers.location).toBe('/');
     const setCookie = String(first.headers['set-cookie']);
     expect(setCookie).toMatch(
-      /^slipway_access_secret=[A-Za-z0-9_-]{43}; Max-Age=\d+; Path=\/; HttpOnly; SameSite=Lax$/,
+      /^slipway_access_secret=[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{43}; Max-Age=\d+; Path=\/; HttpOnly; SameSite=Lax$/,
     );
     expect(setCookie).not.toContain('Domain');
     expect(setCookie).not.toContain(link.token);
@@ -253,8 +253,10 @@ describe('private apps over real HTTP', () => {
     expect(opened.body).toMatchObject({ app_id: 'secret', access: 'public' });
     const anyone = await visit('secret', { authorization: `Bearer ${BOB}` });
     expect(anyone.status).toBe(200);
-    // A public app keeps today's behaviour: headers reach it as sent.
-    expect(seen(anyone.body).authorization).toBe(`Bearer ${BOB}`);
+    // Public or not, a Slipway key never reaches the app; the app's own token does.
+    expect(seen(anyone.body).authorization).toBeNull();
+    const own = await visit('secret', { authorization: 'Bearer the-apps-own-token' });
+    expect(seen(own.body).authorization).toBe('Bearer the-apps-own-token');
     const link = await createLink(base, ALICE, 'secret');
     const view = await unlock(link.token);
     expect(view).toMatchObject({ access: 'public', url: urls.secret });

@@ -43,8 +43,10 @@ describe('AppAccess: who reaches an app, and what reaches it', () => {
     store.addShareLink(link('d'.repeat(64), 'tls'));
     grants = new AppGrants(store);
     access = new AppAccess(store, grants);
-    access.identifyWith(async (req) =>
-      req.headers.authorization === 'Bearer owner-key' ? owner : undefined,
+    access.identifyWith(
+      async (req) => (req.headers.authorization === 'Bearer owner-key' ? owner : undefined),
+      async (req) =>
+        ['Bearer owner-key', 'Bearer admin-key'].includes(req.headers.authorization ?? ''),
     );
   });
 
@@ -61,6 +63,15 @@ describe('AppAccess: who reaches an app, and what reaches it', () => {
     const only = message({ cookie: 'slipway_access_open=x' });
     await access.admit('open', only);
     expect(only.headers).not.toHaveProperty('cookie');
+  });
+
+  it("cuts a Slipway bearer from a public app's request and keeps the app's own", async () => {
+    const slipways = message({ authorization: 'Bearer admin-key' });
+    expect(await access.admit('open', slipways)).toEqual({ kind: 'pass' });
+    expect(slipways.headers).not.toHaveProperty('authorization');
+    const apps = message({ authorization: 'Bearer apps-own-token' });
+    expect(await access.admit('open', apps)).toEqual({ kind: 'pass' });
+    expect(apps.headers.authorization).toBe('Bearer apps-own-token');
   });
 
   it('refuses a private app without a grant and says whether share links exist here', async () => {
@@ -81,7 +92,10 @@ describe('AppAccess: who reaches an app, and what reaches it', () => {
   });
 
   it('keeps the header when auth is disabled: there it is no Slipway credential', async () => {
-    access.identifyWith(async () => ({ ...owner, role: 'admin', mode: 'none' }));
+    access.identifyWith(
+      async () => ({ ...owner, role: 'admin', mode: 'none' }),
+      async () => false,
+    );
     const req = message({ authorization: 'Bearer apps-own-token' });
     expect(await access.admit('shut', req)).toEqual({ kind: 'pass' });
     expect(req.headers.authorization).toBe('Bearer apps-own-token');
@@ -98,7 +112,7 @@ describe('AppAccess: who reaches an app, and what reaches it', () => {
     const got = await access.admit('shut', message({}, `/__slipway/access?code=${fresh}`));
     if (got.kind !== 'granted') throw new Error(`not granted: ${got.kind}`);
     expect(got.cookie).toMatch(
-      /^slipway_access_shut=[\w-]{43}; Max-Age=86400; Path=\/; HttpOnly; SameSite=Lax$/,
+      /^slipway_access_shut=[\w-]+\.[\w-]{43}; Max-Age=86400; Path=\/; HttpOnly; SameSite=Lax$/,
     );
     const cookie = got.cookie.split(';')[0] ?? '';
     expect(await access.admit('shut', message({ cookie }))).toEqual({ kind: 'pass' });
@@ -121,7 +135,7 @@ describe('AppAccess: who reaches an app, and what reaches it', () => {
     });
     const direct = await access.admit('shut', onTls);
     expect(direct.kind === 'granted' && direct.cookie).toMatch(
-      /^__Host-slipway_access_shut=[\w-]{43}; .*; Secure$/,
+      /^__Host-slipway_access_shut=[\w-]+\.[\w-]{43}; .*; Secure$/,
     );
     // Over TLS only the __Host- cookie counts: a plain one (planted over http) is ignored.
     const plain = message({ cookie }, '/', 'GET', { encrypted: true });

@@ -125,6 +125,23 @@ export const VARIANTS: Record<string, Variant> = {
   },
   'RESTORE:fresh': { when: ready, make: (c) => ({ type: 'RESTORE', at: (c.idleAt ?? AT) - 1 }) },
   'RESTORE:elapsed': { when: ready, make: (c) => ({ type: 'RESTORE', at: c.idleAt ?? AT }) },
+  // Restart continuity: the sandbox serving the live release outlived the old server.
+  'RESTORE:adopt': {
+    when: (s, c) => c.serving !== null && ['Pending', 'Claiming', 'Starting', 'Ready'].includes(s),
+    make: (c) => ({
+      type: 'RESTORE',
+      at: c.idleAt !== null ? c.idleAt - 1 : AT,
+      adopted: { sandboxId: c.serving ?? '', version: c.live ?? 0 },
+    }),
+  },
+  'RESTORE:adopt-elapsed': {
+    when: (s, c) => ready(s) && c.serving !== null && c.idleAt !== null,
+    make: (c) => ({
+      type: 'RESTORE',
+      at: c.idleAt ?? AT,
+      adopted: { sandboxId: c.serving ?? '', version: c.live ?? 0 },
+    }),
+  },
 };
 
 export const stateOf = (s: { value: unknown }): AppState => s.value as AppState;

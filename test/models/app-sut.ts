@@ -97,9 +97,14 @@ export class AppSut {
         this.lines = 0; // a new server's log rings start empty
         break;
       case 'RESTORE:elapsed':
+      case 'RESTORE:adopt-elapsed':
         await registry.stop();
         vi.setSystemTime(Date.now() + 2_000); // the server was down past the idle deadline
-        await this.w.restart();
+        await this.w.restart({ keep: label === 'RESTORE:adopt-elapsed' });
+        this.lines = 0;
+        break;
+      case 'RESTORE:adopt':
+        await this.w.restart({ keep: true });
         this.lines = 0;
         break;
       case 'DELETE':

@@ -41,7 +41,8 @@ async function release(appId: string, source: Buffer, sourceHash: string) {
     sandbox.onLog((line) => lines.push(line));
     const started = performance.now();
     await t.runtime.inject(sandbox, {
-      ...{ appId, version, sourceKey, sourceHash, template: 'node', lane: 'general' as const },
+      ...{ appId, ownerId: 'owner', version, sourceKey, sourceHash },
+      ...{ template: 'node', lane: 'general' as const },
       ...{ env: [], allowedHosts: [] },
     });
     const ms = performance.now() - started;
@@ -99,9 +100,10 @@ describe('built trees of the general lane', () => {
 });
 
 describe('artifact keys', () => {
-  it('change with the app, the source, the env the build saw and the toolchain', () => {
+  it('change with the app, its owner, the source, the env the build saw and the toolchain', () => {
     const base = {
       appId: 'a',
+      ownerId: 'alice',
       sourceHash: 'sha256:1',
       template: 'node',
       env: [{ name: 'API', value: 'x' }],
@@ -110,14 +112,16 @@ describe('artifact keys', () => {
     const keys = new Set([
       artifactKey(base),
       artifactKey({ ...base, appId: 'b' }),
+      artifactKey({ ...base, ownerId: 'bob' }),
       artifactKey({ ...base, sourceHash: 'sha256:2' }),
       artifactKey({ ...base, env: [{ name: 'API', value: 'y' }] }),
       artifactKey({ ...base, toolchain: 'v22' }),
       artifactKey({ ...base, build: 'npx vite build' }),
       artifactKey({ ...base, build: 'npx vite build --outDir out' }),
     ]);
-    expect(keys.size).toBe(7);
+    expect(keys.size).toBe(8);
     expect(artifactKey({ ...base })).toBe(artifactKey(base));
+    expect(artifactKey(base)).toMatch(/^a\.[0-9a-f]{64}$/);
   });
 });
 
@@ -126,7 +130,7 @@ describe('artifact store', () => {
     const dir = mkdtempSync(join(tmpdir(), 'slipway-art-'));
     try {
       const store = openArtifactStore(dir, { maxBytes: 1000, totalBytes: 10_000 });
-      const key = 'a'.repeat(64);
+      const key = `app.${'a'.repeat(64)}`;
       await expect(store.write(key, Readable.from([Buffer.alloc(1001)]))).rejects.toThrow(
         /larger than 1000 bytes/,
       );
@@ -141,7 +145,8 @@ describe('artifact store', () => {
     const dir = mkdtempSync(join(tmpdir(), 'slipway-art-'));
     try {
       const store = openArtifactStore(dir, { maxBytes: 1000, totalBytes: 1500 });
-      const [a, b, c] = ['a', 'b', 'c'].map((x) => x.repeat(64)) as [string, string, string];
+      const keys = ['a', 'b', 'c'].map((x) => `app.${x.repeat(64)}`);
+      const [a, b, c] = keys as [string, string, string];
       await store.write(a, Readable.from([Buffer.alloc(600)]));
       await store.write(b, Readable.from([Buffer.alloc(600)]));
       // Reading a marks it used: b is now the oldest.
@@ -149,6 +154,26 @@ describe('artifact store', () => {
       opened?.stream.destroy();
       await store.write(c, Readable.from([Buffer.alloc(600)]));
       expect([store.has(a), store.has(b), store.has(c)]).toEqual([true, false, true]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("removes an app's artifacts with the app, and those kept before keys named an owner", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'slipway-art-'));
+    try {
+      writeFileSync(join(dir, `${'d'.repeat(64)}.tar.gz`), 'unowned');
+      const store = openArtifactStore(dir, { maxBytes: 1000, totalBytes: 10_000 });
+      expect(readdirSync(dir)).toEqual([]);
+      const [gone, also, kept] = [
+        `app.${'a'.repeat(64)}`,
+        `app.${'b'.repeat(64)}`,
+        `app-2.${'a'.repeat(64)}`,
+      ];
+      for (const key of [gone, also, kept])
+        await store.write(key, Readable.from([Buffer.alloc(10)]));
+      store.removeApp('app');
+      expect([store.has(gone), store.has(also), store.has(kept)]).toEqual([false, false, true]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

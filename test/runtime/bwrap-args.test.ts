@@ -10,6 +10,7 @@ const layout = {
   extraReadOnly: [],
   hostname: 'slipway',
   tmpfsBytes: 64 * 1024 * 1024,
+  dieWithParent: true,
 };
 
 /** [option, ...values] groups, in order. */
@@ -33,6 +34,13 @@ describe('bwrap args', () => {
     );
     expect(options).not.toContain('--share-net');
     expect(command).toEqual(['/usr/bin/node', AGENT_PATH]);
+  });
+
+  it('outlives its parent only when it is to be adopted by the next start', () => {
+    expect(bwrapArgs({ ...layout, dieWithParent: false }).options).not.toContain(
+      '--die-with-parent',
+    );
+    expect(options).toContain('--new-session');
   });
 
   it('keeps --unshare-pid and --proc after every filesystem bind (bwrap 0.8)', () => {

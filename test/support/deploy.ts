@@ -18,7 +18,8 @@ export async function deploy(
       'source.tar.gz',
     );
   }
-  const headers: Record<string, string> = {};
+  // As the CLI does: with auth disabled, a multipart POST without it could be a web form's.
+  const headers: Record<string, string> = { 'x-requested-with': 'slipway-test' };
   if (token !== undefined) headers.authorization = `Bearer ${token}`;
   const res = await fetch(`${base}/v1/deploy`, { method: 'POST', body: form, headers });
   const text = await res.text();

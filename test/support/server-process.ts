@@ -45,17 +45,26 @@ export async function startServerProcess(opts: {
   readyTimeoutMs?: number;
   /** Resolve as soon as the process runs, without waiting for readiness. */
   noWait?: boolean;
+  /** Another checkout of Slipway to run (an upgrade); default this one. */
+  root?: string;
 }): Promise<ServerProcess> {
   const { dataDir, port } = opts;
   const server = (opts.config?.server ?? {}) as Record<string, unknown>;
   const config = {
     ...opts.config,
-    server: { logLevel: 'info', ...server, listen: `127.0.0.1:${port}`, dataDir },
+    // Apps stop with the server unless a test asks for them to outlive it (and cleans them up).
+    server: {
+      logLevel: 'info',
+      restartContinuity: false,
+      ...server,
+      listen: `127.0.0.1:${port}`,
+      dataDir,
+    },
   };
   const configFile = join(dataDir, '..', `slipway-${port}.yaml`);
   writeFileSync(configFile, stringify(config));
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: ROOT,
+    cwd: opts.root ?? ROOT,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...opts.env, SVC_CONFIG: configFile },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

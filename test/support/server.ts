@@ -41,7 +41,8 @@ export async function startTestServer(
   const server = (raw.server ?? {}) as Record<string, unknown>;
   const config = parseConfig({
     ...raw,
-    server: { listen: '127.0.0.1:0', ...server, dataDir: dir },
+    // In-process servers stop with their apps: a test leaves no sandbox behind.
+    server: { listen: '127.0.0.1:0', restartContinuity: false, ...server, dataDir: dir },
   });
   const running = await startSlipway(config, { logger: false });
   const validator = newValidator();

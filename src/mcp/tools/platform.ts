@@ -33,7 +33,16 @@ const output = {
       maxSourceBytes: z.number().int().describe('Largest source, packed and gzipped, in bytes.'),
       maxUnpackedBytes: z.number().int().describe('Largest source once unpacked, in bytes.'),
       maxEntries: z.number().int().describe('Most files and folders in one source.'),
-      maxAppsPerOwner: z.number().int().describe('Most apps one owner may have.'),
+      maxAppsPerOwner: z
+        .number()
+        .int()
+        .describe('Most apps one non-admin owner may have; 0: no limit. Admins have none.'),
+      maxSandboxMemoryMBPerOwner: z
+        .number()
+        .int()
+        .describe(
+          "Sandbox memory a non-admin owner's apps may hold, in MB, one sandbox per app; 0: no limit.",
+        ),
       maxAppsPerDepartment: z.number().int().describe('Most apps per department; 0: no limit.'),
     })
     .describe('Limits of this server.'),

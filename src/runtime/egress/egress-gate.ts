@@ -12,6 +12,7 @@ import { createEgressResolver, type Resolve } from './egress-dns.js';
 import { connectionGate, egressLimits, type EgressLimits } from './egress-limits.js';
 import { normalizeHost, parseIp, privateRange } from './egress-policy.js';
 import { parseHead, scanHead, type EgressRequest } from './egress-request.js';
+import { indexMisuse, readOnly } from './egress-index.js';
 import { cutDisallowed, EgressRules, type Tunnel } from './egress-rules.js';
 
 export { hostAllowed, isPrivateAddress, targetAllowed } from './egress-policy.js';
@@ -83,6 +84,9 @@ export function createEgressGate(opts: EgressGateOptions): net.Server {
     const where = { ...target, method: req.kind === 'connect' ? 'CONNECT' : req.method };
     const refusal = rules.refusal(host, req.port);
     if (refusal) return refuse(client, 403, `egress to ${host} refused: ${refusal}`, where);
+    const access = rules.access(host, req.port);
+    const misuse = indexMisuse(access, req);
+    if (misuse) return refuse(client, 403, `egress to ${host} refused: ${misuse}`, where);
     let addresses: string[];
     try {
       addresses = parseIp(host) ? [host] : await withTimeout(resolve(host), timeoutMs, 'resolving');
@@ -118,11 +122,12 @@ export function createEgressGate(opts: EgressGateOptions): net.Server {
       return refuse(client, 403, `egress to ${host} refused: no longer allowed`, where);
     }
     log('egress allowed', { ...where, address: upstream.remoteAddress });
-    if (req.kind === 'connect') client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-    else upstream.write(req.upstreamHead);
-    if (rest.length > 0) upstream.write(rest);
     tunnels.add(tunnel);
     client.once('close', () => tunnels.delete(tunnel));
+    if (req.kind === 'connect') client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+    else upstream.write(req.upstreamHead);
+    if (access === 'index-read') return readOnly(client, upstream);
+    if (rest.length > 0) upstream.write(rest);
     splice(client, upstream);
   }
 

@@ -30,7 +30,13 @@ export interface Target {
 
 export type EgressRequest =
   | ({ kind: 'connect' } & Target)
-  | ({ kind: 'forward'; method: string; upstreamHead: string } & Target);
+  | ({
+      kind: 'forward';
+      method: string;
+      upstreamHead: string;
+      /** The head announces a body (a Content-Length above 0, or a Transfer-Encoding). */
+      hasBody: boolean;
+    } & Target);
 
 export type ParseResult = { ok: true; request: EgressRequest } | { ok: false; reason: string };
 
@@ -78,6 +84,10 @@ export function parseHead(head: string): ParseResult {
       method,
       ...t,
       upstreamHead: originHead(method, path, version, authority, headers),
+      hasBody: headers.some(([n, v]) => {
+        const name = n.toLowerCase();
+        return name === 'transfer-encoding' || (name === 'content-length' && v.trim() !== '0');
+      }),
     },
   };
 }

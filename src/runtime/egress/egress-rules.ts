@@ -13,7 +13,22 @@ export interface EgressRuleSet {
   allowedHosts: readonly string[];
   /** Refused addresses that may still be reached when allowed: names, addresses or CIDRs. */
   allowPrivate: readonly string[];
+  /** Package indexes an install may read (and nothing more), beyond allowedHosts. */
+  indexes?: readonly PackageIndex[];
 }
+
+/**
+ * A package index as the gate sees it: `host:port`, and whether it speaks TLS. An https index is
+ * reached through a CONNECT tunnel (whose requests the gate cannot read); a plain http one only by
+ * GET and HEAD requests the gate reads itself, one per connection and with no body.
+ */
+export interface PackageIndex {
+  target: string;
+  tls: boolean;
+}
+
+/** How a target may be used: as the app's rules allow, or as a package index only. */
+export type Access = 'open' | 'index-tunnel' | 'index-read';
 
 /**
  * The rules one egress gate enforces. They change during a sandbox's life (the general lane's
@@ -22,6 +37,7 @@ export interface EgressRuleSet {
  */
 export class EgressRules {
   private hosts: string[] = [];
+  private indexes: PackageIndex[] = [];
   private exceptions: PrivateExceptions = compileExceptions([]);
   private readonly listeners: (() => void)[] = [];
 
@@ -35,6 +51,7 @@ export class EgressRules {
   /** Replaces both lists (copied: a caller's later edits to its arrays change nothing). */
   set(rules: EgressRuleSet): void {
     this.hosts = [...rules.allowedHosts];
+    this.indexes = [...(rules.indexes ?? [])];
     this.exceptions = compileExceptions(rules.allowPrivate);
     if (this.exceptions.invalid.length > 0) {
       this.log('egress: ignoring allowPrivate entries that are no name, address or CIDR', {
@@ -53,9 +70,17 @@ export class EgressRules {
     return this.hosts;
   }
 
-  /** Why `host:port` is refused by the list, or undefined when the list allows it. */
+  /** How `host:port` may be used, or undefined when nothing allows it (see `refusal`). */
+  access(host: string, port: number): Access | undefined {
+    if (targetAllowed(host, port, this.hosts)) return 'open';
+    const index = this.indexes.find((i) => targetAllowed(host, port, [i.target]));
+    if (index === undefined) return undefined;
+    return index.tls ? 'index-tunnel' : 'index-read';
+  }
+
+  /** Why `host:port` is refused, or undefined when the list or a package index allows it. */
   refusal(host: string, port: number): string | undefined {
-    if (targetAllowed(host, port, this.hosts)) return undefined;
+    if (this.access(host, port) !== undefined) return undefined;
     if (!hostAllowed(host, this.hosts)) {
       const why = this.hosts.length === 0 ? ' (the list is empty: this app has no egress)' : '';
       return `not in egress.allowed_hosts${why}`;

@@ -19,7 +19,8 @@ import { ByteCap } from '../../sources/byte-cap.js';
  * Built trees (/app after install and build, packed by the agent), kept per release so a wake, a
  * crash restart or a rollback of a general-lane app unpacks instead of reinstalling. The bytes
  * come from a sandbox and are untrusted: stored as they came, size-capped while they stream in,
- * never parsed here, and only ever handed back to a sandbox of the same app (see artifactKey).
+ * never parsed here, and only ever handed back to a sandbox of the same app and owner (see
+ * artifactKey). Deleting the app deletes its trees: a new app of the same name starts bare.
  */
 export interface ArtifactStore {
   has(key: string): boolean;
@@ -28,6 +29,8 @@ export interface ArtifactStore {
   /** Streams `body` in; rejects, keeping nothing, past `maxBytes` or on a broken stream. */
   write(key: string, body: Readable): Promise<void>;
   remove(key: string): void;
+  /** Removes every artifact of the app (it was deleted). */
+  removeApp(appId: string): void;
 }
 
 export interface ArtifactLimits {
@@ -37,16 +40,20 @@ export interface ArtifactLimits {
   totalBytes: number;
 }
 
-const KEY = /^[0-9a-f]{64}$/;
+/** `<app>.<sha256 hex>`: the app's name first, so that its artifacts can go with it. */
+const KEY = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.[0-9a-f]{64}$/;
+/** Trees kept before keys named their app and owner: no key matches them any more. */
+const UNOWNED = /^[0-9a-f]{64}\.tar\.gz$/;
 
 /**
- * The content address of a built tree: the app (an artifact is the sandbox's own work, so it is
- * never shared across apps, even for identical sources), the source's hash (which covers its
- * lockfile and manifests), the template, the env the build saw (a bundle bakes it in) and the
- * toolchain and index it was installed with.
+ * The content address of a built tree: the app and its owner (an artifact is the sandbox's own
+ * work, so it is never shared across apps, even for identical sources, nor handed to whoever owns
+ * the name next), the source's hash (which covers its lockfile and manifests), the template, the
+ * env the build saw (a bundle bakes it in) and the toolchain and index it was installed with.
  */
 export function artifactKey(parts: {
   appId: string;
+  ownerId: string;
   sourceHash: string;
   template: string;
   /** runtime.build: another command builds another tree from the same source. */
@@ -54,14 +61,10 @@ export function artifactKey(parts: {
   env: { name: string; value: string }[];
   toolchain: string;
 }): string {
-  const { appId, sourceHash, template, env, toolchain } = parts;
-  // Without a build the key input stays as it was, so trees stored before runtime.build still match.
-  const input = JSON.stringify(
-    parts.build === undefined
-      ? [appId, sourceHash, template, env, toolchain]
-      : [appId, sourceHash, template, parts.build, env, toolchain],
-  );
-  return createHash('sha256').update(input).digest('hex');
+  const { appId, ownerId, sourceHash, template, env, toolchain } = parts;
+  const build = parts.build === undefined ? [] : [parts.build];
+  const input = JSON.stringify([appId, ownerId, sourceHash, template, ...build, env, toolchain]);
+  return `${appId}.${createHash('sha256').update(input).digest('hex')}`;
 }
 
 export function isArtifactKey(key: string): boolean {
@@ -70,6 +73,9 @@ export function isArtifactKey(key: string): boolean {
 
 export function openArtifactStore(dir: string, limits: ArtifactLimits): ArtifactStore {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
+  for (const name of readdirSync(dir)) {
+    if (UNOWNED.test(name)) rmSync(join(dir, name), { force: true });
+  }
   const file = (key: string) => {
     if (!KEY.test(key)) throw new Error(`not an artifact key: ${key}`);
     return join(dir, `${key}.tar.gz`);
@@ -112,6 +118,11 @@ export function openArtifactStore(dir: string, limits: ArtifactLimits): Artifact
       evict(dir, limits.totalBytes, target);
     },
     remove: (key) => rmSync(file(key), { force: true }),
+    removeApp(appId) {
+      for (const name of readdirSync(dir)) {
+        if (name.startsWith(`${appId}.`)) rmSync(join(dir, name), { force: true });
+      }
+    },
   };
 }
 

@@ -14,6 +14,8 @@ export interface SandboxLayout {
   hostname: string;
   /** Cap on each of /app and /tmp (tmpfs is memory). */
   tmpfsBytes: number;
+  /** False for a sandbox that is to outlive this process (the next start adopts it). */
+  dieWithParent: boolean;
 }
 
 export const AGENT_PATH = '/opt/slipway/agent.mjs';
@@ -42,7 +44,7 @@ export function bwrapArgs(layout: SandboxLayout): { options: string[]; command: 
     String(SANDBOX_UID),
     '--seccomp',
     String(SECCOMP_FD),
-    '--die-with-parent',
+    ...(layout.dieWithParent ? ['--die-with-parent'] : []),
     '--new-session',
     '--cap-drop',
     'ALL',

@@ -59,6 +59,8 @@ export function detectCgroups(
   limits: CgroupLimits,
   instance: string,
   log: (msg: string, extra?: object) => void,
+  /** Sandbox cgroups (`sb-<id>`) of running sandboxes to adopt: not stale. */
+  spare: ReadonlySet<string> = new Set(),
 ): CgroupSupport {
   const mounts = readMounts();
   const own = readOwnCgroups();
@@ -119,6 +121,7 @@ export function detectCgroups(
   sweepStale(
     hierarchies.map((h) => h.base),
     log,
+    spare,
   );
   const mb = Math.round(limits.memoryBytes / (1024 * 1024));
   const cpuText = cpu ? `, ${limits.cpu} CPU` : ' (CPU not limited: no cpu controller)';
@@ -185,14 +188,18 @@ function probe(hierarchies: Hierarchy[]): void {
 }
 
 /**
- * Sandbox cgroups a previous run of this instance left (its sandboxes died with it): the folder
- * is this instance's alone, so everything in it is stale now. A straggler still inside is killed.
+ * Sandbox cgroups a previous run of this instance left: the folder is this instance's alone, so
+ * all but those of the sandboxes it adopts are stale now. A straggler still inside is killed.
  */
-function sweepStale(bases: string[], log: (msg: string, extra?: object) => void): void {
+function sweepStale(
+  bases: string[],
+  log: (msg: string, extra?: object) => void,
+  spare: ReadonlySet<string> = new Set(),
+): void {
   for (const base of bases) {
     for (const name of readdirSync(base)) {
       const dir = join(base, name);
-      if (!name.startsWith('sb-') || !statSync(dir).isDirectory()) continue;
+      if (!name.startsWith('sb-') || spare.has(name) || !statSync(dir).isDirectory()) continue;
       try {
         for (const pid of readPids(join(dir, 'cgroup.procs'))) killQuietly(pid);
         rmdirSync(dir);

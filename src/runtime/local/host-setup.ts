@@ -1,4 +1,4 @@
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AGENT_SOCK } from '../../agent/protocol.js';
@@ -15,6 +15,8 @@ import {
   makePrivateDir,
   runtimeRoot,
 } from './runtime-dir.js';
+import { startTime } from './process-tree.js';
+import { heldIds, readRecord, type SandboxRecord } from './sandbox-record.js';
 import { SandboxUsers, type UidRange } from './sandbox-users.js';
 import { seccompProgram } from './seccomp.js';
 import { warmupTarball } from './warmup-source.js';
@@ -22,7 +24,14 @@ import { warmupTarball } from './warmup-source.js';
 /** Everything sandboxes share, prepared once at runtime start. */
 export interface HostSetup {
   env: HostEnv;
-  dirs: { runtime: string; sandboxes: string; etc: string; agent: string };
+  dirs: { runtime: string; sandboxes: string; held: string; etc: string; agent: string };
+  /** Sandboxes outlive this process (their streams and records held under dirs.held). */
+  keep: boolean;
+  /**
+   * What a previous control plane left running, by record (pid and its start time still match):
+   * the runtime adopts or reaps each. A leftover without a running record is gone already.
+   */
+  leftovers: SandboxRecord[];
   cgroups: CgroupSupport;
   /** Hands out the host uid each sandbox runs as (ours when we are not root). */
   users: SandboxUsers;
@@ -38,13 +47,16 @@ export interface HostOptions {
   runtimeDir: string | undefined;
   uids: UidRange;
   limits: CgroupLimits;
+  /** Sandboxes are to outlive this process (server.restartContinuity). */
+  keep: boolean;
 }
 
 /**
  * Checks bwrap, lays out this instance's runtime dir, bundles the agent, builds the seccomp
- * filter and decides which limits hold; removes what killed instances left. Sandboxes never run as host uid 0: as root each gets a uid
- * of its own, and a host where they could not reach what they bind refuses to start.
- * Leftovers of a previous run are removed: their sandboxes died with it (--die-with-parent).
+ * filter and decides which limits hold; removes what killed instances left. Sandboxes never run
+ * as host uid 0: as root each gets a uid of its own, and a host where they could not reach what
+ * they bind refuses to start. Sandboxes a previous run of this instance left running (their
+ * records say so) are spared for the runtime to adopt or reap; every other leftover goes.
  */
 export async function prepareHost(
   opts: HostOptions,
@@ -60,18 +72,25 @@ export async function prepareHost(
   const dirs = {
     runtime,
     sandboxes: join(runtime, 'sandboxes'),
+    held: join(runtime, 'held'),
     etc: join(runtime, 'etc'),
     agent: join(runtime, 'agent.mjs'),
   };
   for (const dir of [dirs.runtime, dirs.sandboxes]) makePrivateDir(dir);
+  makePrivateDir(dirs.held, 0o700);
   checkReachable(dirs.sandboxes, 'runtime.dir');
   for (const binary of [env.node, ...(env.python ? [env.python] : [])]) {
     checkReachable(binary, 'the interpreter');
   }
+  const leftovers = runningRecords(dirs.held);
+  const spared = new Set(leftovers.map((r) => r.id));
   await Promise.all(
-    readdirSync(dirs.sandboxes).map((stale) =>
-      rm(join(dirs.sandboxes, stale), { recursive: true, force: true }),
-    ),
+    [
+      ...readdirSync(dirs.sandboxes).map((id) => ({ id, dir: dirs.sandboxes })),
+      ...readdirSync(dirs.held).map((id) => ({ id, dir: dirs.held })),
+    ]
+      .filter(({ id }) => !spared.has(id))
+      .map(({ id, dir }) => rm(join(dir, id), { recursive: true, force: true })),
   );
   const longest = join(dirs.sandboxes, 'x'.repeat(12), AGENT_SOCK);
   if (Buffer.byteLength(longest) > 107) {
@@ -82,9 +101,11 @@ export async function prepareHost(
   writeEtcFiles(dirs.etc, hostname);
   claimRuntimeDir(dirs.runtime);
   const id = instanceId(opts.dataDir);
-  const cgroups = detectCgroups(opts.limits, id, log);
-  // Instances of other data dirs that were killed: their sandboxes died with them, the rest is ours.
+  const cgroups = detectCgroups(opts.limits, id, log, new Set(leftovers.map((r) => `sb-${r.id}`)));
+  // Instances of other data dirs that were killed, once none of their sandboxes runs: the rest
+  // is ours to sweep (running ones wait for their own instance's next start).
   for (const dead of deadSiblings(dirs.runtime)) {
+    if (runningRecords(join(dirs.runtime, '..', dead, 'held')).length > 0) continue;
     cgroups.removeInstance(dead);
     await rm(join(dirs.runtime, '..', dead), { recursive: true, force: true });
     log('removed what a killed instance left', { instance: dead });
@@ -93,12 +114,23 @@ export async function prepareHost(
   return {
     env,
     dirs,
+    keep: opts.keep,
+    leftovers,
     cgroups,
     users,
     seccomp: seccompProgram(),
     warmup: await warmupTarball(),
     hostname,
   };
+}
+
+/** The records under a held root whose sandbox still runs (same pid, same start time). */
+function runningRecords(heldRoot: string): SandboxRecord[] {
+  if (!existsSync(heldRoot)) return [];
+  return heldIds(heldRoot).flatMap((id) => {
+    const record = readRecord(join(heldRoot, id));
+    return record && record.id === id && startTime(record.pid) === record.started ? [record] : [];
+  });
 }
 
 /** Removes the instance's runtime dir once every sandbox is gone. */

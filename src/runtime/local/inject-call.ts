@@ -52,6 +52,7 @@ export async function injectInto(
     if (outcome.kind === 'reply' && outcome.reply.status === 200) {
       if (sandbox.alive) {
         sandbox.phase = 'running';
+        sandbox.serves(spec.appId, spec.version, spec.allowedHosts);
         const body = outcome.reply.body as InjectResponse;
         const hostMs = Math.round((performance.now() - started) * 10) / 10;
         deps.log('app started', {

@@ -7,6 +7,7 @@ import type {
 } from '../../agent/protocol.js';
 import { formatDuration } from '../../config/duration.js';
 import { RuntimeError, type InjectSpec } from '../runtime.js';
+import type { PackageIndex } from '../egress/egress-rules.js';
 import type { EgressDoor } from './egress-door.js';
 import { artifactKey, type ArtifactStore } from './artifact-store.js';
 import { laneProblem } from './lanes.js';
@@ -97,16 +98,17 @@ async function restored(
   throw await failure(sandbox, outcome, deps.installTimeoutMs);
 }
 
-/** No key, no artifact: a spec without a source hash installs every time. */
+/** No key, no artifact: a spec without a source hash or an owner installs every time. */
 function keyOf(
   spec: InjectSpec,
   tool: NpmInstall | PipInstall,
   artifacts: ArtifactStore | undefined,
 ): string | undefined {
-  if (!artifacts || !spec.sourceHash) return undefined;
+  if (!artifacts || !spec.sourceHash || spec.ownerId === undefined) return undefined;
   const index = 'cli' in tool ? [tool.registry, tool.scoped] : [tool.index];
   return artifactKey({
     appId: spec.appId,
+    ownerId: spec.ownerId,
     sourceHash: spec.sourceHash,
     template: spec.template,
     build: spec.build,
@@ -121,17 +123,18 @@ async function install(
   door: EgressDoor,
   deps: InstallDeps,
   request: InstallRequest,
-  index: string[],
+  index: PackageIndex[],
 ): Promise<void> {
   const where = { sandbox: sandbox.id, app: spec.appId };
   door.setRules({
-    allowedHosts: [...spec.allowedHosts, ...index],
-    allowPrivate: [...deps.allowPrivate, ...index],
+    allowedHosts: spec.allowedHosts,
+    allowPrivate: [...deps.allowPrivate, ...index.map((i) => i.target)],
+    indexes: index,
   });
   let outcome: Outcome;
   const started = performance.now();
   try {
-    deps.log('install started', { ...where, index });
+    deps.log('install started', { ...where, index: index.map((i) => i.target) });
     sandbox.note(`version ${spec.version} building: installing its dependencies`);
     const timeoutMs = deps.installTimeoutMs + HOST_GRACE_MS;
     outcome = await callUntilClosed(sandbox, '/install', request, timeoutMs);

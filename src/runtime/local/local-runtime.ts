@@ -18,7 +18,8 @@ import { injectInto } from './inject-call.js';
 import { laneProblem } from './lanes.js';
 import { readPackageHosts, shownUrl, type PackageHosts } from './package-hosts.js';
 import { LocalSandbox } from './sandbox.js';
-import { bootSandbox } from './sandbox-factory.js';
+import { adoptSandbox, bootSandbox, type FactoryOptions } from './sandbox-factory.js';
+import type { SandboxRecord } from './sandbox-record.js';
 import type { UidRange } from './sandbox-users.js';
 import { WarmPool } from './warm-pool.js';
 
@@ -47,6 +48,11 @@ export interface LocalRuntimeOptions {
   log?: (msg: string, extra?: object, level?: 'info' | 'warn' | 'error') => void;
   /** Built trees kept under dataDir/artifacts: each at most maxBytes, all together totalBytes. */
   artifacts?: Partial<ArtifactLimits>;
+  /**
+   * Running apps' sandboxes outlive this process: stop() leaves them running, and the next
+   * start() adopts them (server.restartContinuity). Default false: everything ends with us.
+   */
+  keepRunning?: boolean;
 }
 
 const DEFAULT_ARTIFACTS: ArtifactLimits = {
@@ -93,23 +99,81 @@ export function createLocalRuntime(opts: LocalRuntimeOptions): LocalRuntime {
   let pythonVersion: string | undefined;
   let starting: Promise<void> | undefined;
   const claimed = new Set<LocalSandbox>();
+  let adopted: LocalSandbox[] = [];
+  const factory: FactoryOptions = {
+    agentToken: opts.agentToken,
+    sourceStore: opts.sourceStore,
+    artifacts,
+    egress: { allowPrivate: opts.allowPrivate, limits: egress },
+    tmpfsBytes: memoryBytes,
+    log,
+  };
   const pool = new WarmPool({
     templates,
     size: opts.poolSize,
     log,
     boot: (template) => {
       if (!host) throw new RuntimeError('the local runtime is not started', true);
-      const factory = {
-        agentToken: opts.agentToken,
-        sourceStore: opts.sourceStore,
-        artifacts,
-        egress: { allowPrivate: opts.allowPrivate, limits: egress },
-        tmpfsBytes: memoryBytes,
-        log,
-      };
       return bootSandbox(host, factory, template as Template);
     },
   });
+
+  function hold(sandbox: LocalSandbox): void {
+    claimed.add(sandbox);
+    void sandbox.closed.then(() => claimed.delete(sandbox));
+  }
+
+  /**
+   * What the last process left running: a sandbox that serves an app and whose agent answers to
+   * its recorded token is adopted; everything else of it (idle, mid-inject, mute) is reaped.
+   */
+  async function adoptLeftovers(setup: HostSetup): Promise<void> {
+    const results = await Promise.all(
+      setup.leftovers.map(async (record) => {
+        const sandbox = await adoptSandbox(setup, factory, record).catch((err: unknown) => {
+          log(
+            'a sandbox left running could not be taken back',
+            {
+              sandbox: record.id,
+              error: String(err),
+            },
+            'warn',
+          );
+          return undefined;
+        });
+        if (!sandbox) return undefined;
+        hold(sandbox);
+        if (await answers(sandbox, record)) return sandbox;
+        await sandbox.reap();
+        return undefined;
+      }),
+    );
+    adopted = results.filter((s): s is LocalSandbox => s !== undefined);
+    if (setup.leftovers.length > 0) {
+      log('sandboxes left running by the last process', {
+        found: setup.leftovers.length,
+        adopted: adopted.length,
+      });
+    }
+  }
+
+  /** Whether the agent of a left sandbox answers to its own token: only then is it ours. */
+  async function answers(sandbox: LocalSandbox, record: SandboxRecord): Promise<boolean> {
+    if (record.app === undefined || record.version === undefined) return false;
+    try {
+      const reply = await callAgent(sandbox.agentPath, record.token, 'GET', '/status', {
+        timeoutMs: 5_000,
+      });
+      return reply.status === 200;
+    } catch (err) {
+      log(
+        'a sandbox left running did not answer',
+        { sandbox: record.id, error: String(err) },
+        'warn',
+      );
+      return false;
+    }
+  }
 
   function ours(sandbox: Sandbox): LocalSandbox {
     if (sandbox instanceof LocalSandbox && claimed.has(sandbox)) return sandbox;
@@ -128,9 +192,11 @@ export function createLocalRuntime(opts: LocalRuntimeOptions): LocalRuntime {
             runtimeDir: opts.runtimeDir,
             uids: opts.uids ?? DEFAULT_UIDS,
             limits: { memoryBytes, pids: opts.pidsLimit, cpu: opts.cpu ?? 1 },
+            keep: opts.keepRunning ?? false,
           };
           // In parallel: asking npm and pip spawns both, which takes a few hundred ms.
           [host] = await Promise.all([prepareHost(hostOptions, env, log), readHosts()]);
+          await adoptLeftovers(host);
         } catch (err) {
           starting = undefined;
           throw err;
@@ -148,12 +214,26 @@ export function createLocalRuntime(opts: LocalRuntimeOptions): LocalRuntime {
     async stop() {
       state = 'stopped';
       await pool.stop();
-      await Promise.all([...claimed].map((s) => s.reap()));
+      // Apps that run go on running for the next start to adopt; what was still starting goes.
+      const keep = host?.keep === true;
+      await Promise.all([...claimed].map((s) => (keep && s.runsApp ? s.release() : s.reap())));
       claimed.clear();
-      if (host) {
+      adopted = [];
+      if (host && !keep) {
         host.cgroups.dispose();
         await removeRuntimeDir(host);
       }
+    },
+
+    adopted() {
+      const taken = adopted;
+      adopted = [];
+      return taken.flatMap((sandbox) => {
+        const { appId, adoptedVersion } = sandbox;
+        return appId !== undefined && adoptedVersion !== undefined && sandbox.alive
+          ? [{ sandbox, appId, version: adoptedVersion }]
+          : [];
+      });
     },
 
     async claim(template, appId) {
@@ -175,8 +255,7 @@ export function createLocalRuntime(opts: LocalRuntimeOptions): LocalRuntime {
       }
       sandbox.phase = 'claimed';
       sandbox.appId = appId;
-      claimed.add(sandbox);
-      void sandbox.closed.then(() => claimed.delete(sandbox));
+      hold(sandbox);
       return sandbox;
     },
 
@@ -212,6 +291,15 @@ export function createLocalRuntime(opts: LocalRuntimeOptions): LocalRuntime {
       if (!(sandbox instanceof LocalSandbox)) return;
       await sandbox.reap();
       claimed.delete(sandbox);
+    },
+
+    forget(appId) {
+      try {
+        artifacts.removeApp(appId);
+      } catch (err) {
+        // The app is gone either way; a tree left behind is keyed to its owner, never handed on.
+        log('could not remove the built trees of a deleted app', { app: appId, err: String(err) });
+      }
     },
 
     status(): RuntimeStatus {

@@ -8,6 +8,7 @@ import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
 import type { NpmInstall, PipInstall } from '../../agent/protocol.js';
+import type { PackageIndex } from '../egress/egress-rules.js';
 
 export interface PackageHosts {
   npm?: NpmInstall;
@@ -17,16 +18,21 @@ export interface PackageHosts {
 }
 
 /**
- * The `host:port` targets a config's index URLs point at, as egress.allowed_hosts entries:
- * reachable during its install only, and on the index's own port only (the URL's, else the
- * scheme's), not on whatever else listens on that host.
+ * The package indexes a config's URLs point at, for the egress gate: reachable during its install
+ * only, on the index's own port only (the URL's, else the scheme's), not on whatever else listens
+ * on that host, and only to be read.
  */
-export function indexHosts(config: NpmInstall | PipInstall): string[] {
+export function indexHosts(config: NpmInstall | PipInstall): PackageIndex[] {
   const urls =
     'cli' in config
       ? [config.registry, ...Object.values(config.scoped)]
       : [config.index, ...(config.files ?? [])];
-  return [...new Set(urls.map((url) => indexTarget(new URL(url))))];
+  const indexes = new Map<string, PackageIndex>();
+  for (const url of urls.map((u) => new URL(u))) {
+    const index = { target: indexTarget(url), tls: url.protocol === 'https:' };
+    indexes.set(`${index.target} ${index.tls}`, index);
+  }
+  return [...indexes.values()];
 }
 
 function indexTarget(url: URL): string {

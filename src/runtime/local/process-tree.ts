@@ -61,3 +61,15 @@ function parentOf(pid: number): number | undefined {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return Number(fields[1]);
 }
+
+/** Field 22 of /proc/<pid>/stat (clock ticks since boot), or '' when the pid does not run. */
+export function startTime(pid: number): string {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? '';
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ESRCH') return '';
+    throw err;
+  }
+}

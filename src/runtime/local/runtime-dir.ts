@@ -12,6 +12,7 @@ import {
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { RuntimeError } from '../runtime.js';
+import { startTime } from './process-tree.js';
 
 /**
  * Where an instance keeps what its sandboxes bind (the agent bundle, /etc files, one socket dir
@@ -33,8 +34,8 @@ export function instanceId(dataDir: string): string {
 }
 
 /** Creates the dir (and missing parents) `0711`, owned by us; refuses a symlinked or foreign one. */
-export function makePrivateDir(dir: string): void {
-  mkdirSync(dir, { recursive: true, mode: 0o711 });
+export function makePrivateDir(dir: string, mode = 0o711): void {
+  mkdirSync(dir, { recursive: true, mode });
   const stat = statSync(dir, { throwIfNoEntry: true });
   if (realpathSync(dir) !== resolve(dir)) {
     throw new RuntimeError(`runtime.dir: ${dir} goes through a symlink; name the real path`, false);
@@ -42,7 +43,7 @@ export function makePrivateDir(dir: string): void {
   if (stat.uid !== (process.getuid?.() ?? stat.uid)) {
     throw new RuntimeError(`runtime.dir: ${dir} belongs to uid ${stat.uid}, not to us`, false);
   }
-  chmodSync(dir, 0o711);
+  chmodSync(dir, mode);
 }
 
 /**
@@ -99,15 +100,4 @@ export function deadSiblings(dir: string): string[] {
     const [pid, started] = owner.trim().split(' ');
     return startTime(Number(pid)) !== started;
   });
-}
-
-/** Field 22 of /proc/<pid>/stat (clock ticks since boot), or '' when the pid does not run. */
-function startTime(pid: number): string {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? '';
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return '';
-    throw err;
-  }
 }

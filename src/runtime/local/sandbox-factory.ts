@@ -17,6 +17,8 @@ import type { EgressLimits } from '../egress/egress-limits.js';
 import type { HostSetup } from './host-setup.js';
 import { LocalSandbox } from './sandbox.js';
 import type { LaunchPlan } from './sandbox-process.js';
+import { makeFifos } from './held-io.js';
+import type { SandboxRecord } from './sandbox-record.js';
 import { sandboxToken } from './sandbox-token.js';
 import type { ArtifactStore } from './artifact-store.js';
 import { openSourceDoor, type SourceDoor } from './source-door.js';
@@ -50,6 +52,7 @@ export async function bootSandbox(
 ): Promise<LocalSandbox> {
   const id = randomBytes(6).toString('hex');
   const dir = join(host.dirs.sandboxes, id);
+  const heldDir = host.keep ? join(host.dirs.held, id) : undefined;
   const token = sandboxToken(opts.agentToken, id);
   let owner: SocketOwner | undefined;
   let cgroup: Cgroup | undefined;
@@ -60,6 +63,10 @@ export async function bootSandbox(
   const log = (msg: string, extra?: object) => opts.log(msg, { sandbox: id, ...context, ...extra });
   try {
     owner = host.users.acquire();
+    if (heldDir) {
+      mkdirSync(heldDir, { mode: 0o700 });
+      makeFifos(heldDir);
+    }
     mkdirSync(dir, { mode: 0o700 });
     // The agent makes its sockets here at boot; the dir is taken back before any app code runs.
     if (owner) chownSync(dir, owner.uid, owner.gid);
@@ -85,7 +92,7 @@ export async function bootSandbox(
     await door?.close();
     await egress?.close();
     host.users.release(owner);
-    rmSync(dir, { recursive: true, force: true });
+    for (const made of [dir, heldDir]) if (made) rmSync(made, { recursive: true, force: true });
     throw new RuntimeError(`cannot prepare a sandbox: ${String(err)}`, true);
   }
   const args = bwrapArgs({
@@ -97,6 +104,7 @@ export async function bootSandbox(
     extraReadOnly: host.env.extraReadOnly,
     hostname: host.hostname,
     tmpfsBytes: opts.tmpfsBytes,
+    dieWithParent: !heldDir,
   });
   const python = host.env.python;
   const plan: LaunchPlan = {
@@ -110,6 +118,7 @@ export async function bootSandbox(
     id,
     template,
     dir,
+    ...(heldDir ? { heldDir } : {}),
     token,
     owner,
     plan,
@@ -122,6 +131,60 @@ export async function bootSandbox(
     afterBoot: () => lockDir(dir),
     log: opts.log,
   });
+}
+
+/**
+ * Takes back a sandbox a previous control plane left running, whose record the caller verified:
+ * its doors open again on the same paths with its own token (the dir is ours, taken back at its
+ * boot), with the egress rules its app runs with; its uid and cgroup are its own again.
+ */
+export async function adoptSandbox(
+  host: HostSetup,
+  opts: FactoryOptions,
+  record: SandboxRecord,
+): Promise<LocalSandbox> {
+  const { id, token } = record;
+  const dir = join(host.dirs.sandboxes, id);
+  const heldDir = join(host.dirs.held, id);
+  const context: { app?: string } = record.app ? { app: record.app } : {};
+  const log = (msg: string, extra?: object) => opts.log(msg, { sandbox: id, ...context, ...extra });
+  const owner = host.users.take(record.owner);
+  const door = await openSourceDoor({
+    path: join(dir, SOURCES_SOCK),
+    token,
+    store: opts.sourceStore,
+    warmup: host.warmup,
+    ...(opts.artifacts ? { artifacts: opts.artifacts } : {}),
+    owner,
+    log,
+  });
+  const egress = await openEgressDoor({
+    path: join(dir, EGRESS_SOCK),
+    allowedHosts: record.allowedHosts,
+    allowPrivate: opts.egress.allowPrivate,
+    owner,
+    limits: opts.egress.limits,
+    log,
+  });
+  return LocalSandbox.adopt(
+    {
+      id,
+      template: record.template,
+      dir,
+      heldDir,
+      token,
+      owner,
+      cgroup: host.cgroups.create(`sb-${id}`),
+      bootTimeoutMs: BOOT_TIMEOUT_MS,
+      closers: [door.close, egress.close, async () => host.users.release(owner)],
+      allowSource: door.allow,
+      egress,
+      context,
+      afterBoot: () => undefined,
+      log: opts.log,
+    },
+    record,
+  );
 }
 
 /** What the socket dir may hold once the agent listens: sockets, each made by its side. */

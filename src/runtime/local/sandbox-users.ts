@@ -46,6 +46,12 @@ export class SandboxUsers {
     throw new Error(`all ${this.range.count} sandbox uids are in use`);
   }
 
+  /** The uid of a sandbox a previous control plane started, taken back with it. */
+  take(owner: SocketOwner | undefined): SocketOwner | undefined {
+    if (owner && this.range) this.inUse.add(owner.uid);
+    return this.range ? owner : undefined;
+  }
+
   release(owner: SocketOwner | undefined): void {
     if (owner) this.inUse.delete(owner.uid);
   }

@@ -1,4 +1,3 @@
-import type { ChildProcess } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import net from 'node:net';
 import { join } from 'node:path';
@@ -16,7 +15,15 @@ import type { EgressDoor } from './egress-door.js';
 import { appExit } from './exit-report.js';
 import { Recent } from './output-lines.js';
 import { PinnedSocket } from './pinned-socket.js';
-import { launchSandbox, type LaunchPlan } from './sandbox-process.js';
+import { startTime } from './process-tree.js';
+import {
+  attachSandbox,
+  launchSandbox,
+  type LaunchPlan,
+  type ProcessEvents,
+  type SandboxProcess,
+} from './sandbox-process.js';
+import { writeRecord, type SandboxRecord } from './sandbox-record.js';
 import { killTree, removeCgroup } from './teardown.js';
 import type { SocketOwner } from './unix-listener.js';
 import type { ArtifactGrant } from './source-door.js';
@@ -32,7 +39,13 @@ export interface SandboxSetup {
   token: string;
   /** The host uid/gid this sandbox runs as (undefined: ours, when we are not root). */
   owner: SocketOwner | undefined;
-  plan: LaunchPlan;
+  /** How to launch it; an adopted sandbox has none (it runs already). */
+  plan?: LaunchPlan;
+  /**
+   * Where its streams and record are held when it is to outlive this process (held-io.ts);
+   * without one it is launched to end with us.
+   */
+  heldDir?: string;
   cgroup: Cgroup | undefined;
   bootTimeoutMs: number;
   /** Doors and other host-side resources closed when the sandbox goes. */
@@ -62,12 +75,18 @@ export class LocalSandbox implements Sandbox {
   phase: Phase = 'booting';
   /** Resolves when the whole tree is gone and its pipes are drained. */
   readonly closed: Promise<End>;
-  private readonly child: ChildProcess;
+  private readonly process: SandboxProcess;
   private readonly recent = new Recent<string>(EXIT_LINES);
   private readonly bootOutput = new Recent<string>(EXIT_LINES);
   private readonly exitListeners: ((exit: AppExit) => void)[] = [];
   private readonly logListeners: ((line: LogLine) => void)[] = [];
-  private readonly diagLimit = new DiagLimiter();
+  private readonly diagLimit = new DiagLimiter((dropped) =>
+    this.setup.log('agent diagnostics over their cap, dropped', {
+      sandbox: this.id,
+      lines: dropped.lines,
+      bytes: dropped.bytes,
+    }),
+  );
   /** The agent's two sockets, pinned once it booted and before any app code ran. */
   private agentSock: PinnedSocket | undefined;
   private appSock: PinnedSocket | undefined;
@@ -78,7 +97,14 @@ export class LocalSandbox implements Sandbox {
   private reaping: Promise<void> | undefined;
   private ready: { resolve(): void; reject(err: Error): void } | undefined;
 
-  private constructor(private readonly setup: SandboxSetup) {
+  /** What the record says it runs (adoption), kept current as it is claimed and injected. */
+  private facts: Pick<SandboxRecord, 'app' | 'version' | 'allowedHosts'> = { allowedHosts: [] };
+  private started = '';
+
+  private constructor(
+    private readonly setup: SandboxSetup,
+    start: (events: ProcessEvents) => SandboxProcess,
+  ) {
     this.id = setup.id;
     this.template = setup.template;
     this.dir = setup.dir;
@@ -86,11 +112,12 @@ export class LocalSandbox implements Sandbox {
     this.owner = setup.owner;
     let onClosed: (end: End) => void = () => undefined;
     this.closed = new Promise((resolve) => (onClosed = resolve));
-    this.child = launchSandbox(setup.plan, {
+    this.process = start({
       output: (stream, text) => this.onOutput(stream, text),
       diag: (message) => this.onDiag(message),
       close: (code, sig) => {
         this.ended = true;
+        this.diagLimit.close();
         onClosed({ code, signal: sig });
         this.onClose();
       },
@@ -99,7 +126,10 @@ export class LocalSandbox implements Sandbox {
 
   /** Spawns the sandbox and resolves once its agent is listening and warm. */
   static async boot(setup: SandboxSetup): Promise<LocalSandbox> {
-    const sandbox = new LocalSandbox(setup);
+    const { plan } = setup;
+    if (!plan) throw new RuntimeError(`sandbox ${setup.id} has no launch plan`, false);
+    const sandbox = new LocalSandbox(setup, (events) => launchSandbox(plan, events, setup.heldDir));
+    sandbox.started = sandbox.pid === undefined ? '' : startTime(sandbox.pid);
     const ready = new Promise<void>((resolve, reject) => (sandbox.ready = { resolve, reject }));
     const timer = setTimeout(
       () => sandbox.ready?.reject(new Error(`agent not ready within ${setup.bootTimeoutMs} ms`)),
@@ -111,6 +141,7 @@ export class LocalSandbox implements Sandbox {
       sandbox.agentSock = new PinnedSocket(join(setup.dir, AGENT_SOCK));
       sandbox.appSock = new PinnedSocket(join(setup.dir, APP_SOCK));
       sandbox.phase = 'idle';
+      sandbox.record();
       return sandbox;
     } catch (err) {
       await sandbox.reap();
@@ -131,13 +162,69 @@ export class LocalSandbox implements Sandbox {
     this.setup.context.app = app;
   }
 
+  /**
+   * Takes back a sandbox a previous control plane left running (the caller verified who it is):
+   * its streams from the held FIFOs, its sockets pinned again. The socket dir was taken back
+   * before any app code ran, so its entries are still the agent's own.
+   */
+  static adopt(setup: SandboxSetup & { heldDir: string }, record: SandboxRecord): LocalSandbox {
+    const sandbox = new LocalSandbox(setup, (events) =>
+      attachSandbox(record.pid, setup.heldDir, events),
+    );
+    sandbox.started = record.started;
+    sandbox.facts = { app: record.app, version: record.version, allowedHosts: record.allowedHosts };
+    sandbox.appId = record.app;
+    sandbox.injected = true;
+    sandbox.agentSock = new PinnedSocket(join(setup.dir, AGENT_SOCK));
+    sandbox.appSock = new PinnedSocket(join(setup.dir, APP_SOCK));
+    sandbox.phase = 'running';
+    return sandbox;
+  }
+
+  /** The version its record says it runs (undefined before an inject succeeded). */
+  get adoptedVersion(): number | undefined {
+    return this.facts.version;
+  }
+
+  /** An app runs in it (its inject succeeded, or it was adopted running one). */
+  get runsApp(): boolean {
+    return this.alive && this.phase === 'running' && this.facts.app !== undefined;
+  }
+
+  /** Its app started: the record says which app and version it serves, for the next start. */
+  serves(app: string, version: number, allowedHosts: string[]): void {
+    this.facts = { app, version, allowedHosts };
+    this.record();
+  }
+
+  private record(): void {
+    const { heldDir } = this.setup;
+    const pid = this.pid;
+    if (!heldDir || pid === undefined || this.phase === 'gone') return;
+    try {
+      writeRecord(heldDir, {
+        v: 1,
+        id: this.id,
+        template: this.template,
+        pid,
+        started: this.started,
+        token: this.token,
+        ...(this.owner ? { owner: this.owner } : {}),
+        ...this.facts,
+      });
+    } catch (err) {
+      // Without a record the next start reaps this sandbox instead of adopting it: no harm done.
+      this.setup.log('sandbox record not written', { sandbox: this.id, error: String(err) });
+    }
+  }
+
   /** The host end of its egress.sock. */
   get egress(): EgressDoor {
     return this.setup.egress;
   }
 
   get pid(): number | undefined {
-    return this.child.pid;
+    return this.process.pid;
   }
 
   get alive(): boolean {
@@ -196,7 +283,7 @@ export class LocalSandbox implements Sandbox {
   private async kill(): Promise<void> {
     const graceful = this.phase === 'running' || this.phase === 'injecting';
     this.phase = 'gone';
-    const pid = this.child.pid;
+    const pid = this.process.pid;
     if (this.ended || pid === undefined) return;
     const closed = await killTree({
       pid,
@@ -220,9 +307,27 @@ export class LocalSandbox implements Sandbox {
       this.setup.log(msg, { sandbox: this.id, ...extra }),
     );
     // Async: whatever the sandbox left in its dir, removing it never blocks the event loop.
-    await rm(this.dir, { recursive: true, force: true }).catch((err: unknown) =>
-      this.setup.log('sandbox dir not removed', { sandbox: this.id, error: String(err) }),
-    );
+    for (const dir of [this.dir, this.setup.heldDir]) {
+      if (dir === undefined) continue;
+      await rm(dir, { recursive: true, force: true }).catch((err: unknown) =>
+        this.setup.log('sandbox dir not removed', { sandbox: this.id, error: String(err) }),
+      );
+    }
+  }
+
+  /**
+   * Lets go of a running sandbox without stopping it (this control plane stops, the next one
+   * adopts it): our ends of its sockets and doors close, the sandbox and its files stay.
+   */
+  async release(): Promise<void> {
+    this.agentSock?.close();
+    this.appSock?.close();
+    this.process.detach();
+    for (const close of this.setup.closers.splice(0)) {
+      await close().catch((err: unknown) =>
+        this.setup.log('sandbox door close failed', { sandbox: this.id, error: String(err) }),
+      );
+    }
   }
 
   private onOutput(stream: 'stdout' | 'stderr', text: string): void {
@@ -243,12 +348,11 @@ export class LocalSandbox implements Sandbox {
     if (message.t === 'ready') this.ready?.resolve();
     else if (message.t === 'exit') this.agentExit ??= message;
     else {
-      const dropped = this.diagLimit.take();
-      if (dropped === undefined) return;
+      const size = Buffer.byteLength(message.msg) + jsonBytes(message.extra);
+      if (!this.diagLimit.take(size)) return;
       // The agent's fields go under their own key: none may pose as ours (sandbox, app, level).
       this.setup.log(`agent: ${message.msg}`, {
         ...(message.extra ? { agent: message.extra } : {}),
-        ...(dropped > 0 ? { dropped } : {}),
         sandbox: this.id,
         level: message.level,
       });
@@ -279,4 +383,8 @@ export class LocalSandbox implements Sandbox {
       }
     }
   }
+}
+
+function jsonBytes(value: unknown): number {
+  return value === undefined ? 0 : Buffer.byteLength(JSON.stringify(value));
 }

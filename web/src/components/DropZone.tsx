@@ -1,12 +1,12 @@
 import { useState } from 'preact/hooks';
 import { errorText } from '../lib/api';
-import { filesOfEntry, filesOfInput } from '../lib/folder';
+import { filesOfEntry, filesOfInput, type LeftOut } from '../lib/folder';
 import type { PackFile } from '../lib/tar';
 import { Problem } from './Problem';
 
 /** What was chosen: a folder's files (packed before upload) or a ready `.tar.gz`. */
 export type Chosen =
-  | { kind: 'folder'; name: string; files: PackFile[] }
+  | { kind: 'folder'; name: string; files: PackFile[]; leftOut: LeftOut[] }
   | { kind: 'archive'; name: string; file: File };
 
 /** A drop target for a folder or a `.tar.gz`, with two buttons that do the same by keyboard. */
@@ -22,8 +22,8 @@ export function DropZone({ onChosen }: { onChosen: (chosen: Chosen) => void }) {
     const entry = item?.webkitGetAsEntry();
     try {
       if (entry?.isDirectory) {
-        const files = await filesOfEntry(entry as FileSystemDirectoryEntry);
-        onChosen({ kind: 'folder', name: entry.name, files });
+        const folder = await filesOfEntry(entry as FileSystemDirectoryEntry);
+        onChosen({ kind: 'folder', name: entry.name, ...folder });
         return;
       }
       const file = event.dataTransfer?.files[0];
@@ -58,8 +58,11 @@ export function DropZone({ onChosen }: { onChosen: (chosen: Chosen) => void }) {
             onChange={(e) => {
               const list = e.currentTarget.files;
               if (!list || list.length === 0) return;
-              const { root, files } = filesOfInput(list);
-              onChosen({ kind: 'folder', name: root, files });
+              setProblem(undefined);
+              filesOfInput(list).then(
+                ({ root, ...folder }) => onChosen({ kind: 'folder', name: root, ...folder }),
+                (err: unknown) => setProblem(`Could not read the folder: ${errorText(err)}`),
+              );
             }}
           />
         </label>

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { ApiError, errorText } from '../lib/api';
-import { appNameOf } from '../lib/folder';
+import { appNameOf, type LeftOut } from '../lib/folder';
 import { packTarGz } from '../lib/tar';
 import { uploadDeploy } from '../lib/upload';
 import { DropZone, type Chosen } from '../components/DropZone';
@@ -87,6 +87,9 @@ export function DeployPage() {
               : `Archive ${chosen.name} (${mb(chosen.file.size)})`}
           </p>
         )}
+        {chosen?.kind === 'folder' && chosen.leftOut.length > 0 && (
+          <LeftOutList leftOut={chosen.leftOut} />
+        )}
         <label for="app-name">App name</label>
         <input
           id="app-name"
@@ -117,6 +120,26 @@ export function DeployPage() {
         </button>
       </form>
     </>
+  );
+}
+
+/** What the folder holds but the upload leaves out, by the same rules as the CLI. */
+function LeftOutList({ leftOut }: { leftOut: LeftOut[] }) {
+  return (
+    <details class="left-out" data-testid="left-out" open={leftOut.length <= 5}>
+      <summary>
+        Left out, as the CLI would: {leftOut.length} {leftOut.length === 1 ? 'item' : 'items'}{' '}
+        (.git, node_modules, and what .gitignore and .slipwayignore name)
+      </summary>
+      <ul>
+        {leftOut.map((item) => (
+          <li key={item.path}>
+            <code>{item.folder ? `${item.path}/` : item.path}</code>
+            {item.folder && item.files !== undefined && ` (${item.files} files)`}
+          </li>
+        ))}
+      </ul>
+    </details>
   );
 }
 

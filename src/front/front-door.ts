@@ -1,0 +1,179 @@
+import { spawn } from 'node:child_process';
+import { mkdirSync, openSync, closeSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import type { Server as HttpServer } from 'node:http';
+import type { Server as HttpsServer } from 'node:https';
+import net from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { bundleEntry } from '../bundle.js';
+import { alive, startTime } from '../runtime/local/process-tree.js';
+import { FRONT_PROTOCOL, type FrontSettings } from './front-settings.js';
+import { acceptRelayed } from './relayed-connections.js';
+
+/** The control plane's end of the front door (front-main.ts). */
+export interface FrontDoor {
+  /** The port visitors reach: the front door's. */
+  port: number;
+  /** Stops taking connections: the front door holds new visitors for the next control plane. */
+  stopAccepting(): Promise<void>;
+}
+
+export interface FrontDoorOptions {
+  dataDir: string;
+  host: string;
+  port: number;
+  /** The control plane's server: relayed connections are handed to it. */
+  server: HttpServer | HttpsServer;
+  log: (level: 'info' | 'warn', msg: string, extra?: object) => void;
+}
+
+/** What the state file says of the front door that runs. */
+interface FrontState {
+  pid: number;
+  started: string;
+  v: number;
+  host: string;
+  port: number;
+}
+
+/** How long visitors wait for a control plane, and may stay idle with none behind them. */
+const HOLD_MS = 60_000;
+const IDLE_MS = 10_000;
+const START_TIMEOUT_MS = 15_000;
+const ENTRY = fileURLToPath(new URL('./front-main.ts', import.meta.url));
+
+/**
+ * Listens on the control plane's unix socket under `<dataDir>/front`, then takes the running
+ * front door over (same protocol and address) or starts one: its own process, in its own
+ * session, so that it outlives this one.
+ */
+export async function openFrontDoor(opts: FrontDoorOptions): Promise<FrontDoor> {
+  const dir = frontDir(opts.dataDir);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const socket = join(dir, 'cp.sock');
+  rmSync(socket, { force: true });
+  const listener = net.createServer((conn) => acceptRelayed(conn, opts.server));
+  await new Promise<void>((resolve, reject) => {
+    listener.once('error', reject);
+    listener.listen(socket, () => resolve());
+  });
+  const running = readState(dir);
+  let port: number;
+  if (running && fits(running, opts)) {
+    port = running.port;
+    opts.log('info', 'front door taken over', { pid: running.pid, port });
+  } else {
+    if (running) await stopProcess(running, opts.log);
+    port = await startFront(
+      dir,
+      {
+        v: FRONT_PROTOCOL,
+        host: opts.host,
+        port: opts.port,
+        socket,
+        holdMs: HOLD_MS,
+        idleMs: IDLE_MS,
+      },
+      opts.log,
+    );
+  }
+  return {
+    port,
+    stopAccepting: () => new Promise((resolve) => listener.close(() => resolve())),
+  };
+}
+
+/** A front door left by an earlier run with restartContinuity on: stopped, it frees the address. */
+export async function stopFrontDoor(dataDir: string, log: FrontDoorOptions['log']): Promise<void> {
+  const running = readState(frontDir(dataDir));
+  if (running) await stopProcess(running, log);
+}
+
+function frontDir(dataDir: string): string {
+  return join(dataDir, 'front');
+}
+
+function fits(state: FrontState, opts: FrontDoorOptions): boolean {
+  return (
+    state.v === FRONT_PROTOCOL &&
+    state.host === opts.host &&
+    (opts.port === 0 || state.port === opts.port)
+  );
+}
+
+/** The state file's front door, if that very process (pid and start time) still runs. */
+function readState(dir: string): FrontState | undefined {
+  let state: FrontState;
+  try {
+    state = JSON.parse(readFileSync(join(dir, 'front.json'), 'utf8')) as FrontState;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT' || err instanceof SyntaxError) {
+      return undefined;
+    }
+    throw err;
+  }
+  return Number.isInteger(state.pid) && startTime(state.pid) === state.started ? state : undefined;
+}
+
+async function startFront(
+  dir: string,
+  settings: FrontSettings,
+  log: FrontDoorOptions['log'],
+): Promise<number> {
+  const bundle = join(dir, 'front.mjs');
+  await bundleEntry(ENTRY, bundle);
+  const logFd = openSync(join(dir, 'front.log'), 'a', 0o600);
+  const child = spawn(process.execPath, [bundle], {
+    detached: true,
+    cwd: '/',
+    stdio: ['ignore', 'pipe', logFd],
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', SLIPWAY_FRONT: JSON.stringify(settings) },
+  });
+  closeSync(logFd);
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`the front door did not listen within ${START_TIMEOUT_MS} ms`)),
+      START_TIMEOUT_MS,
+    );
+    let said = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      said += chunk.toString();
+      const port = /^listening (\d+)\n/.exec(said)?.[1];
+      if (port === undefined) return;
+      clearTimeout(timer);
+      resolve(Number(port));
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      const tail = readFileSync(join(dir, 'front.log'), 'utf8').trim().split('\n').slice(-3);
+      reject(new Error(`the front door exited (${code}): ${tail.join(' | ')}`));
+    });
+  });
+  child.stdout?.destroy();
+  child.removeAllListeners('exit');
+  child.unref();
+  const pid = child.pid ?? 0;
+  const state: FrontState = {
+    pid,
+    started: startTime(pid),
+    v: settings.v,
+    host: settings.host,
+    port,
+  };
+  writeFileSync(join(dir, 'front.json'), JSON.stringify(state), { mode: 0o600 });
+  log('info', 'front door started', { pid, port });
+  return port;
+}
+
+async function stopProcess(state: FrontState, log: FrontDoorOptions['log']): Promise<void> {
+  log('info', 'stopping the front door an earlier run left', { pid: state.pid, port: state.port });
+  process.kill(state.pid, 'SIGTERM');
+  const deadline = Date.now() + 5_000;
+  while (alive(state.pid) && startTime(state.pid) === state.started) {
+    if (Date.now() > deadline) {
+      process.kill(state.pid, 'SIGKILL');
+      break;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}

@@ -1,0 +1,43 @@
+/**
+ * The front door (design.md §10): a small process of its own that holds the public listening
+ * address and relays every connection to the control plane's unix socket. It outlives the
+ * control plane, so a restart, a crash or an upgrade of the control plane never closes the
+ * address: visitors are held while none listens, then served by the next one.
+ *
+ * Started by the control plane (front-door.ts) with its settings in SLIPWAY_FRONT; says
+ * `listening <port>` on stdout once it accepts, then nothing more there.
+ */
+import net from 'node:net';
+import { relay } from './relay.js';
+import { readFrontSettings } from './front-settings.js';
+
+const settings = readFrontSettings(process.env.SLIPWAY_FRONT);
+const log = (msg: string, extra?: object): void => {
+  process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), msg, ...extra })}\n`);
+};
+const relayOptions = {
+  socketPath: settings.socket,
+  holdMs: settings.holdMs,
+  idleMs: settings.idleMs,
+  log,
+};
+const server = net.createServer({ pauseOnConnect: true }, (client) => relay(client, relayOptions));
+server.on('error', (err) => {
+  log('front door listener failed', { error: err.message });
+  process.exit(1);
+});
+server.listen({ host: settings.host, port: settings.port }, () => {
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : settings.port;
+  process.stdout.write(`listening ${port}\n`);
+  log('front door listening', { host: settings.host, port, socket: settings.socket });
+});
+const stop = (signal: string): void => {
+  log(`${signal}: the front door stops`);
+  server.close();
+  process.exit(0);
+};
+process.on('SIGTERM', () => stop('SIGTERM'));
+process.on('SIGINT', () => stop('SIGINT'));
+// Its stdout is a pipe to the control plane that started it, gone once that one is: never fatal.
+process.stdout.on('error', () => undefined);

@@ -1,0 +1,59 @@
+import type { Server as HttpServer } from 'node:http';
+import { Server as HttpsServer } from 'node:https';
+import type net from 'node:net';
+import type { TLSSocket } from 'node:tls';
+import { parseProxyLine, type Peer } from './proxy-header.js';
+
+/** A connection that has not said who it relays within this long is dropped. */
+const HEADER_TIMEOUT_MS = 5_000;
+
+/** The visitor behind each relayed connection, for the TLS socket the server wraps it in. */
+const peers = new WeakMap<net.Socket, Peer>();
+const watched = new WeakSet<HttpServer | HttpsServer>();
+
+/**
+ * One connection from the front door: its PROXY line is read off, the socket then shows the
+ * visitor's address (rate limits, X-Forwarded-For and logs name the visitor, not the front
+ * door), and the rest of its bytes go to the server as if it had accepted the connection itself.
+ */
+export function acceptRelayed(conn: net.Socket, server: HttpServer | HttpsServer): void {
+  if (server instanceof HttpsServer && !watched.has(server)) {
+    watched.add(server);
+    // First of the server's listeners: the others (guards, drain) see the visitor's address.
+    server.prependListener('secureConnection', (tls: TLSSocket) => {
+      const raw = (tls as TLSSocket & { _parent?: net.Socket })._parent;
+      const peer = raw && peers.get(raw);
+      if (peer) showPeer(tls, peer);
+    });
+  }
+  let head = Buffer.alloc(0);
+  conn.setTimeout(HEADER_TIMEOUT_MS, () => conn.destroy());
+  conn.on('error', () => conn.destroy());
+  const onData = (chunk: Buffer): void => {
+    head = Buffer.concat([head, chunk]);
+    const parsed = parseProxyLine(head);
+    if (parsed === undefined) return;
+    conn.off('data', onData);
+    conn.setTimeout(0);
+    if (parsed instanceof Error) {
+      conn.destroy();
+      return;
+    }
+    conn.pause();
+    showPeer(conn, parsed.peer);
+    peers.set(conn, parsed.peer);
+    const rest = head.subarray(parsed.length);
+    if (rest.length > 0) conn.unshift(rest);
+    server.emit('connection', conn);
+    conn.resume();
+  };
+  conn.on('data', onData);
+}
+
+function showPeer(socket: net.Socket, peer: Peer): void {
+  Object.defineProperties(socket, {
+    remoteAddress: { value: peer.address, configurable: true },
+    remotePort: { value: peer.port, configurable: true },
+    remoteFamily: { value: peer.address.includes(':') ? 'IPv6' : 'IPv4', configurable: true },
+  });
+}

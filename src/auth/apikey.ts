@@ -3,6 +3,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { ConfigError } from '../config/load.js';
 import type { ApiKeyEntry } from '../config/schema.js';
 import { AppError, unauthenticated } from '../errors.js';
+import { asStorageUnavailable } from '../persistence/storage-faults.js';
 import type { Store, UserRecord } from '../persistence/store.js';
 import { sha256 } from './keys.js';
 import type { AuthMode, AuthModeFactory, Principal } from './modes.js';
@@ -102,7 +103,10 @@ function findIssued(
     return store.findUserByKeyHash(hash);
   } catch (err) {
     onError(err);
-    throw new AppError(503, 'not_ready', 'the user store is not available; try again');
+    throw (
+      asStorageUnavailable(err) ??
+      new AppError(503, 'not_ready', 'the user store is not available; try again')
+    );
   }
 }
 

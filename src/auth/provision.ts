@@ -1,4 +1,5 @@
 import { AppError } from '../errors.js';
+import { asStorageUnavailable } from '../persistence/storage-faults.js';
 import type { Store, UserRecord } from '../persistence/store.js';
 import type { Principal } from './modes.js';
 
@@ -12,7 +13,8 @@ export interface ProvisionOptions {
 /**
  * The principal's user record, created from the principal on first authentication. A failing store
  * is retried with exponential backoff for about two seconds; after that the request gets 503
- * `not_ready` and the next request starts over, so provisioning is retried until it succeeds.
+ * (`storage_unavailable` naming the database for a storage fault such as a full disk, else
+ * `not_ready`) and the next request starts over, so provisioning is retried until it succeeds.
  */
 export async function loadOrProvision(
   store: Store,
@@ -30,7 +32,10 @@ export async function loadOrProvision(
       options.onRetry?.(err, attempt);
       const left = budget - (Date.now() - started);
       if (left <= 0) {
-        throw new AppError(503, 'not_ready', 'the user store is not available; try again');
+        throw (
+          asStorageUnavailable(err) ??
+          new AppError(503, 'not_ready', 'the user store is not available; try again')
+        );
       }
       await sleep(Math.min(delay, left));
       delay *= 2;

@@ -1,6 +1,7 @@
 import { AppError, notFound } from '../errors.js';
 import type { Role, Store, UserRecord, UserStatus } from '../persistence/store.js';
 import { hashApiKey, newApiKey } from './keys.js';
+import { keepAnAdmin, type ConfiguredAdmins } from './last-admin.js';
 
 /** A user as the API shows it: never the key hash. */
 export interface UserJson {
@@ -84,24 +85,43 @@ export function getUserOr404(store: Store, id: string): UserRecord {
   return user;
 }
 
-export function updateUser(store: Store, id: string, patch: UserPatch): UserRecord {
-  const user = { ...getUserOr404(store, id) };
-  if (patch.role !== undefined) user.role = patch.role;
-  if (patch.status !== undefined) user.status = patch.status;
-  if (patch.department === null) delete user.department;
-  else if (patch.department !== undefined) {
-    checkDepartment(store, patch.department);
-    user.department = patch.department;
-  }
-  if (patch.email === null || patch.email === '') delete user.email;
-  else if (patch.email !== undefined) user.email = patch.email;
-  user.updatedAt = new Date().toISOString();
-  store.putUser(user);
-  return user;
+/**
+ * Applies `patch`; refused (409 `last_admin`) when it would suspend or demote the last active
+ * admin. The check and the write share one transaction, so two admins suspending each other at
+ * once cannot both succeed.
+ */
+export function updateUser(
+  store: Store,
+  id: string,
+  patch: UserPatch,
+  configuredAdmins: ConfiguredAdmins,
+): UserRecord {
+  return store.transaction(() => {
+    const before = getUserOr404(store, id);
+    const user = { ...before };
+    if (patch.role !== undefined) user.role = patch.role;
+    if (patch.status !== undefined) user.status = patch.status;
+    if (patch.department === null) delete user.department;
+    else if (patch.department !== undefined) {
+      checkDepartment(store, patch.department);
+      user.department = patch.department;
+    }
+    if (patch.email === null || patch.email === '') delete user.email;
+    else if (patch.email !== undefined) user.email = patch.email;
+    keepAnAdmin(store, before, user, configuredAdmins);
+    user.updatedAt = new Date().toISOString();
+    store.putUser(user);
+    return user;
+  });
 }
 
-export function deleteUser(store: Store, id: string): void {
-  if (!store.deleteUser(id)) throw notFound(`user ${id}`);
+/** Deletes the user; refused (409 `last_admin`) for the last active admin. */
+export function deleteUser(store: Store, id: string, configuredAdmins: ConfiguredAdmins): void {
+  store.transaction(() => {
+    const before = store.getUser(id);
+    if (before) keepAnAdmin(store, before, undefined, configuredAdmins);
+    if (!store.deleteUser(id)) throw notFound(`user ${id}`);
+  });
 }
 
 /** A well-formed reference to a department that does not exist: the department is not found. */

@@ -77,6 +77,7 @@ const ENV_KEYS: ReadonlyArray<[string, string, Kind]> = [
   ['SVC_RUNTIME_BACKEND', 'runtime.backend', 'string'],
   ['SVC_RUNTIME_DIR', 'runtime.dir', 'string'],
   ['SVC_SOURCES_BACKEND', 'sources.backend', 'string'],
+  ['SVC_SOURCES_QUARANTINE_RETENTION', 'sources.quarantineRetention', 'string'],
   ['SVC_SOURCES_S3_ENDPOINT', 'sources.s3.endpoint', 'string'],
   ['SVC_SOURCES_S3_REGION', 'sources.s3.region', 'string'],
   ['SVC_SOURCES_S3_BUCKET', 'sources.s3.bucket', 'string'],

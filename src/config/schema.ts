@@ -163,6 +163,11 @@ export const configSchema = z.strictObject({
   sources: z
     .strictObject({
       backend: z.enum(['served', 's3']).default('served'),
+      /**
+       * How long a blob the orphan sweep took stays in `<dataDir>/quarantine` before it is
+       * deleted: the window to undo a sweep (e.g. after restoring an older database).
+       */
+      quarantineRetention: duration.default('168h'),
       s3: z
         .strictObject({
           /** An S3-compatible endpoint (MinIO, Ceph); unset: AWS's own for the region. */

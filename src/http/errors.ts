@@ -1,11 +1,13 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
+import { asStorageUnavailable } from '../persistence/storage-faults.js';
 
 /** Renders every error, including fastify's own, as the spec's error body `{code, message, details?}`. */
 export function installErrorHandlers(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | AppError, request, reply) => {
     const appError = toAppError(error);
-    // AppErrors are answers (503 not_ready, 500 deploy_failed); only the unexpected is logged.
+    // AppErrors are answers (503 not_ready, 500 deploy_failed); only the unexpected is logged
+    // (a storage fault that reached here unconverted too: where it came from is worth knowing).
     if (!(error instanceof AppError) && appError.status >= 500) {
       request.log.error({ err: error }, 'request failed');
     }
@@ -33,6 +35,8 @@ export function frameworkError(error: FastifyError, _request: FastifyRequest, re
 
 function toAppError(error: FastifyError | AppError): AppError {
   if (error instanceof AppError) return error;
+  const storage = asStorageUnavailable(error);
+  if (storage) return storage;
   if (error.validation) {
     const context = error.validationContext ?? 'request';
     return new AppError(400, 'bad_request', `invalid ${context}: ${error.message}`, {

@@ -1,5 +1,8 @@
 import type { FastifyInstance } from 'fastify';
+import type { Config } from '../config/schema.js';
+import { BOOTSTRAP_ADMIN_ID } from '../auth/bootstrap.js';
 import { adminOnly } from '../auth/guards.js';
+import type { ConfiguredAdmins } from '../auth/last-admin.js';
 import '../auth/plugin.js';
 import {
   createUser,
@@ -17,6 +20,7 @@ export async function usersRoutes(app: FastifyInstance): Promise<void> {
   // A store that writes behind (configmap): a change is answered once it has landed.
   const landed = async (): Promise<void> => store.flush?.();
   const configuredNames = new Set(app.config.auth.apiKeys.map((entry) => entry.name));
+  const admins = configuredAdmins(app.config);
   // preValidation, not preHandler: a non-admin learns nothing about body validation either.
   app.addHook('preValidation', adminOnly);
 
@@ -46,7 +50,7 @@ export async function usersRoutes(app: FastifyInstance): Promise<void> {
     '/api/users/:id',
     { schema: { params: idParams, body: patchSchema, response: { 200: userSchema } } },
     async (request) => {
-      const user = updateUser(store, request.params.id, request.body);
+      const user = updateUser(store, request.params.id, request.body, admins);
       app.auth.forget(user.id);
       await landed();
       return userJson(user);
@@ -57,7 +61,7 @@ export async function usersRoutes(app: FastifyInstance): Promise<void> {
     '/api/users/:id',
     { schema: { params: idParams } },
     async (request, reply) => {
-      deleteUser(store, request.params.id);
+      deleteUser(store, request.params.id, admins);
       app.auth.forget(request.params.id);
       await landed();
       return reply.status(204).send();
@@ -132,3 +136,12 @@ const createdSchema = {
   required: ['user', 'api_key'],
   properties: { user: userSchema, api_key: { type: 'string' } },
 } as const;
+
+/** The admins the configuration gives (see ConfiguredAdmins), for the last-admin rule. */
+function configuredAdmins({ auth }: Config): ConfiguredAdmins {
+  const keys = new Set(
+    auth.apiKeys.filter((key) => key.role === 'admin').map((key) => `apikey-${key.name}`),
+  );
+  const bootstraps = auth.enabled && auth.mode === 'apikey' && auth.apiKeys.length === 0;
+  return bootstraps ? { keys, bootstrap: BOOTSTRAP_ADMIN_ID } : { keys };
+}

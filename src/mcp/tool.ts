@@ -12,6 +12,7 @@ import type { AppRegistry } from '../actors/registry.js';
 import type { Identity } from '../auth/identity.js';
 import { AppError } from '../errors.js';
 import type { Metrics } from '../http/metrics.js';
+import { asStorageUnavailable } from '../persistence/storage-faults.js';
 import type { AppService } from '../services/app-service.js';
 import type { PlatformInfo } from '../services/platform-info.js';
 import type { ShareService } from '../services/share-links.js';
@@ -161,9 +162,12 @@ function errorResult(error: ToolError, structured?: Record<string, unknown>): Ca
   return result;
 }
 
-/** AppErrors are answers; anything else is a bug, logged here and shown as the HTTP API's 500. */
+/**
+ * AppErrors are answers; a storage fault is the HTTP API's 503 storage_unavailable; anything else
+ * is a bug, logged here and shown as the HTTP API's 500.
+ */
 function asAppError(err: unknown, tool: string, ctx: ToolContext): AppError {
   if (err instanceof AppError) return err;
   ctx.log('error', 'MCP tool failed', { tool, err });
-  return new AppError(500, 'internal', 'internal error');
+  return asStorageUnavailable(err) ?? new AppError(500, 'internal', 'internal error');
 }

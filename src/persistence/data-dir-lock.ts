@@ -21,7 +21,7 @@ export interface DataDirLock {
   release(): Promise<void>;
 }
 
-const LOCK_FILE = 'slipway.lock';
+export const LOCK_FILE = 'slipway.lock';
 /** flock(1)'s exit code when the lock is held (`-E`). */
 const HELD = 75;
 

@@ -3,6 +3,7 @@ import type { Config } from '../config/schema.js';
 import { loadKubeConfig } from '../kube/kube-config.js';
 import { openConfigMapStore } from './configmap/configmap-store.js';
 import type { Log } from './configmap/configmap-writer.js';
+import { checkDatabaseFile, damaged } from './database-guard.js';
 import { createMemoryStore } from './memory-store.js';
 import { ensurePrivateDir, ensurePrivateFile } from './private-files.js';
 import { openSqliteStore } from './sqlite-store.js';
@@ -35,13 +36,22 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
       log: opts.log,
     });
   }
-  // An empty path (e.g. `SVC_STORE_PATH=`) means "not set", not "the current directory".
-  const path =
-    opts.path === undefined || opts.path === '' ? join(opts.dataDir, 'slipway.db') : opts.path;
+  const path = databasePath(opts);
   // The data dir holds the database, the env key, sources, built trees and the self-signed TLS
   // key (http/tls.ts): this user's only.
   ensurePrivateDir(opts.dataDir, opts.log);
   ensurePrivateFile(join(opts.dataDir, 'tls', 'auto-key.pem'), opts.log);
+  checkDatabaseFile(path, opts.dataDir);
   const envKey = { configured: opts.envKey, dataDir: opts.dataDir, log: opts.log };
-  return openSqliteStore(path, { envKey, log: opts.log });
+  try {
+    return openSqliteStore(path, { envKey, log: opts.log });
+  } catch (err) {
+    throw damaged(path, err);
+  }
+}
+
+/** The SQLite file of the sqlite backend: `store.path`, else `<dataDir>/slipway.db`. */
+export function databasePath(opts: { path?: string | undefined; dataDir: string }): string {
+  // An empty path (e.g. `SVC_STORE_PATH=`) means "not set", not "the current directory".
+  return opts.path === undefined || opts.path === '' ? join(opts.dataDir, 'slipway.db') : opts.path;
 }

@@ -37,8 +37,23 @@ export function isStorageFault(err: unknown): boolean {
   return FS_CODES.has(code) || SQLITE_PREFIXES.some((p) => code === p || code.startsWith(`${p}_`));
 }
 
+/**
+ * `err` as the 503 it stands for when it is a storage fault that reached a caller unconverted (a
+ * read, or a write outside the guarded store), else undefined. The store is named from the fault:
+ * an object store's or the database's own code, else the data dir's file system.
+ */
+export function asStorageUnavailable(err: unknown): AppError | undefined {
+  if (err instanceof AppError) return err.code === 'storage_unavailable' ? err : undefined;
+  if (!isStorageFault(err)) return undefined;
+  const code = (err as { code: string }).code;
+  if (err instanceof ObjectStoreFault) return storageUnavailable('source store', err);
+  if (code.startsWith('SQLITE_') || KUBE_CODES.has(code))
+    return storageUnavailable('database', err);
+  return storageUnavailable('data dir', err);
+}
+
 /** The 503 a change gets when `store` cannot write: which store, why, and when to try again. */
-export function storageUnavailable(store: StorageName, cause?: unknown): AppError {
+export function storageUnavailable(store: StorageName | 'data dir', cause?: unknown): AppError {
   return new AppError(503, 'storage_unavailable', `the ${store} cannot write: ${why(cause)}`, {
     store,
     retryAfterSeconds: STORAGE_RETRY_AFTER_S,

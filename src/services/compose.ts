@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { AppRegistry } from '../actors/registry.js';
 import { durationMs, type Config } from '../config/schema.js';
 import { AppAccess } from '../http/app-access.js';
@@ -12,6 +13,7 @@ import type { SourceStore } from '../sources/source-store.js';
 import { AppGrants } from './app-grants.js';
 import { AppService } from './app-service.js';
 import { AuditTrail } from './audit-trail.js';
+import { BlobQuarantine } from './blob-quarantine.js';
 import { DirectRoutes, type RoutePublisher } from './direct-routes.js';
 import { OrphanBlobSweeper } from './orphan-blobs.js';
 import { platformInfo, type PlatformInfo } from './platform-info.js';
@@ -111,7 +113,11 @@ export function createDeployServices(
   });
   const access = new AppAccess(store, grants);
   const router = new AppRouter(registry, urls, access, log);
-  const orphans = new OrphanBlobSweeper({ store, sourceStore, log });
+  const quarantine = new BlobQuarantine(
+    join(config.server.dataDir, 'quarantine'),
+    durationMs(config.sources.quarantineRetention),
+  );
+  const orphans = new OrphanBlobSweeper({ store, sourceStore, log, quarantine });
   let started = false;
   return {
     store,

@@ -82,4 +82,21 @@ describe('loadOrProvision', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(250);
     expect(Date.now() - started).toBeLessThan(2000);
   });
+
+  it('gives up with 503 storage_unavailable naming the database when the disk is full', async () => {
+    const users = new Map<string, UserRecord>();
+    const full = {
+      getUser: (id: string) => users.get(id),
+      ensureUser: () => {
+        throw Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
+      },
+    } as unknown as Store;
+    const failure = loadOrProvision(full, principal, { budgetMs: 100 });
+    await expect(failure).rejects.toMatchObject({
+      status: 503,
+      code: 'storage_unavailable',
+      message: 'the database cannot write: the disk is full; retry once space is freed',
+      details: { store: 'database', retryAfterSeconds: 5 },
+    });
+  });
 });

@@ -34,10 +34,12 @@ const isOpen = (o: Operation): boolean =>
  * design.md §6, plus invalid_password (its share-view row), in_use (409 of deleting a
  * department that users or apps still name, which the departments issue added), and the share-link
  * issue's password_required (401 before a password is sent), too_many_attempts (429 of password
- * guessing) and share_links_unavailable (503 on the memory store backend).
+ * guessing) and share_links_unavailable (503 on the memory store backend), and the data-safety
+ * issue's last_admin (409 of a change that would leave no active admin).
  */
 const ERROR_CODES = new Set([
   'in_use',
+  'last_admin',
   'password_required',
   'too_many_attempts',
   'share_links_unavailable',

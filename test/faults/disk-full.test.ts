@@ -17,6 +17,8 @@ import { tarGz } from '../support/tarball.js';
  * once space returns or across a restart, and no source blob is left that nothing points to.
  */
 const KEY = `disk-admin-${randomBytes(16).toString('hex')}`;
+/** A configured key first used while the disk is full: its user is provisioned then. */
+const NEWCOMER = `disk-newcomer-${randomBytes(16).toString('hex')}`;
 const root = mkdtempSync(join(tmpdir(), 'slipway-diskfull-'));
 const dataDir = join(root, 'data');
 let unmount: () => void;
@@ -37,7 +39,14 @@ async function start(): Promise<ServerProcess> {
   const server = await startServerProcess({
     dataDir,
     port,
-    env: { SVC_AUTH_API_KEY: KEY },
+    config: {
+      auth: {
+        apiKeys: [
+          { key: KEY, name: 'default', role: 'admin' },
+          { key: NEWCOMER, name: 'newcomer' },
+        ],
+      },
+    },
     readyTimeoutMs: 90_000,
   });
   running.push(server);
@@ -48,10 +57,15 @@ async function api(
   server: ServerProcess,
   path: string,
   method = 'GET',
+  { token = KEY, body }: { token?: string; body?: unknown } = {},
 ): Promise<{ status: number; headers: Headers; body: Record<string, unknown> }> {
   const res = await fetch(`${server.baseURL}${path}`, {
     method,
-    headers: { authorization: `Bearer ${KEY}` },
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   const text = await res.text();
   return {
@@ -112,6 +126,32 @@ describe('a full data disk', () => {
     const fresh = await deploy(server.baseURL, KEY, { name: 'fresh' }, await nodeApp('fresh'));
     expect(fresh.status).toBe(503);
     expect(fresh.body.code).toBe('storage_unavailable');
+    // Every route, as the admin and as a user never seen before (provisioned now): whatever is
+    // refused is refused as 503 storage_unavailable naming a store, never another code.
+    const answers = [
+      ...(await Promise.all(
+        [KEY, NEWCOMER].flatMap((token) => [
+          api(server, '/api/whoami', 'GET', { token }),
+          api(server, '/v1/apps', 'GET', { token }),
+          api(server, '/v1/apps/redeploy/versions', 'GET', { token }),
+          api(server, '/v1/templates', 'GET', { token }),
+        ]),
+      )),
+      await api(server, '/v1/audit', 'GET'),
+      await api(server, '/api/users', 'POST', { body: { name: 'while-full' } }),
+      await api(server, '/api/users/apikey-default', 'PATCH', { body: { role: 'admin' } }),
+      await api(server, '/api/departments', 'POST', { body: { id: 'full', name: 'Full' } }),
+    ];
+    const refused = answers.filter((answer) => answer.status >= 500);
+    console.log(`disk-full: ${refused.length} of ${answers.length} route calls refused`);
+    for (const answer of refused) {
+      expect(answer.status, JSON.stringify(answer.body)).toBe(503);
+      expect(answer.body).toMatchObject({
+        code: 'storage_unavailable',
+        details: { store: expect.stringMatching(/^(database|source store|data dir)$/) },
+      });
+    }
+    expect(answers.filter((answer) => answer.status >= 400 && answer.status < 500)).toEqual([]);
     const suspend = await api(server, '/v1/apps/pause/suspend', 'POST');
     const remove = await api(server, '/v1/apps/gone', 'DELETE');
     for (const answer of [suspend, remove]) {

@@ -16,6 +16,7 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runtimeRoot } from '../../src/runtime/local/runtime-dir.js';
 import { openSqliteStore } from '../../src/persistence/sqlite-store.js';
+import { BlobQuarantine } from '../../src/services/blob-quarantine.js';
 import { ORPHAN_GRACE_MS, sweepOrphanBlobs } from '../../src/services/orphan-blobs.js';
 import { createDiskSourceStore } from '../../src/sources/disk-source-store.js';
 import { mintSourceKey } from '../../src/sources/keys.js';
@@ -264,6 +265,7 @@ describe('kill -9 while 50 deploys are in flight', () => {
       const swept = await sweepOrphanBlobs({
         store,
         sourceStore: createDiskSourceStore(join(dataDir, 'sources')),
+        quarantine: new BlobQuarantine(join(dataDir, 'quarantine')),
         log: () => undefined,
         now: () => later,
       });

@@ -39,8 +39,12 @@ describe('a delete while the source store is read-only', () => {
 
   it('keeps the blob then, and the sweep removes it once the store is writable', async () => {
     server = await startTestServer(config, dataDir);
+    // An app that stays: a store pointing to none of the blobs would look reset to the sweep.
+    await deployStatic(server.baseURL, KEY, 'kept-app');
+    const [kept, ...none] = readdirSync(sources);
+    expect(none).toEqual([]);
     await deployStatic(server.baseURL, KEY, 'ro-app');
-    const [blob, ...others] = readdirSync(sources);
+    const [blob, ...others] = readdirSync(sources).filter((name) => name !== kept);
     expect(others).toEqual([]);
     expect(blob).toMatch(/^ro-app\.v1\.[0-9a-f]{32}\.tar\.gz$/);
 
@@ -48,7 +52,7 @@ describe('a delete while the source store is read-only', () => {
     const del = await call(server.baseURL, '/v1/apps/ro-app', { method: 'DELETE', token: KEY });
     expect(del.status).toBe(204);
     expect((await call(server.baseURL, '/v1/apps/ro-app', { token: KEY })).status).toBe(404);
-    expect(readdirSync(sources)).toEqual([blob]);
+    expect(readdirSync(sources).sort()).toEqual([blob, kept].sort());
 
     mount('-o', 'remount,rw', sources);
     await server.stop();
@@ -61,6 +65,7 @@ describe('a delete while the source store is read-only', () => {
       () => !existsSync(join(sources, String(blob))),
       'the start sweep to remove the orphan',
     );
-    expect(readdirSync(sources)).toEqual([]);
+    expect(readdirSync(sources)).toEqual([kept]);
+    expect(readdirSync(join(dataDir, 'quarantine'))).toEqual([blob]);
   }, 120_000);
 });

@@ -67,6 +67,10 @@ export function artifactKey(parts: {
   return `${appId}.${createHash('sha256').update(input).digest('hex')}`;
 }
 
+export function isArtifactKey(key: string): boolean {
+  return KEY.test(key);
+}
+
 export function openArtifactStore(dir: string, limits: ArtifactLimits): ArtifactStore {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   for (const name of readdirSync(dir)) {

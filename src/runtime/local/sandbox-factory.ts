@@ -70,23 +70,7 @@ export async function bootSandbox(
     mkdirSync(dir, { mode: 0o700 });
     // The agent makes its sockets here at boot; the dir is taken back before any app code runs.
     if (owner) chownSync(dir, owner.uid, owner.gid);
-    door = await openSourceDoor({
-      path: join(dir, SOURCES_SOCK),
-      token,
-      store: opts.sourceStore,
-      warmup: host.warmup,
-      ...(opts.artifacts ? { artifacts: opts.artifacts } : {}),
-      owner,
-      log,
-    });
-    egress = await openEgressDoor({
-      path: join(dir, EGRESS_SOCK),
-      allowedHosts: [],
-      allowPrivate: opts.egress.allowPrivate,
-      owner,
-      limits: opts.egress.limits,
-      log,
-    });
+    ({ door, egress } = await openDoors(host, opts, { dir, token, owner, allowedHosts: [], log }));
     cgroup = host.cgroups.create(`sb-${id}`);
   } catch (err) {
     await door?.close();
@@ -149,23 +133,8 @@ export async function adoptSandbox(
   const context: { app?: string } = record.app ? { app: record.app } : {};
   const log = (msg: string, extra?: object) => opts.log(msg, { sandbox: id, ...context, ...extra });
   const owner = host.users.take(record.owner);
-  const door = await openSourceDoor({
-    path: join(dir, SOURCES_SOCK),
-    token,
-    store: opts.sourceStore,
-    warmup: host.warmup,
-    ...(opts.artifacts ? { artifacts: opts.artifacts } : {}),
-    owner,
-    log,
-  });
-  const egress = await openEgressDoor({
-    path: join(dir, EGRESS_SOCK),
-    allowedHosts: record.allowedHosts,
-    allowPrivate: opts.egress.allowPrivate,
-    owner,
-    limits: opts.egress.limits,
-    log,
-  });
+  const { allowedHosts } = record;
+  const { door, egress } = await openDoors(host, opts, { dir, token, owner, allowedHosts, log });
   return LocalSandbox.adopt(
     {
       id,
@@ -185,6 +154,47 @@ export async function adoptSandbox(
     },
     record,
   );
+}
+
+/**
+ * The host ends of a sandbox's sources.sock and egress.sock, in its socket dir: every socket of
+ * ours exists before the sandbox does (or is made anew, at adoption, in a dir taken back).
+ */
+async function openDoors(
+  host: HostSetup,
+  opts: FactoryOptions,
+  at: {
+    dir: string;
+    token: string;
+    owner: SocketOwner | undefined;
+    allowedHosts: string[];
+    log: (msg: string, extra?: object) => void;
+  },
+): Promise<{ door: SourceDoor; egress: EgressDoor }> {
+  const { dir, token, owner, log } = at;
+  const door = await openSourceDoor({
+    path: join(dir, SOURCES_SOCK),
+    token,
+    store: opts.sourceStore,
+    warmup: host.warmup,
+    ...(opts.artifacts ? { artifacts: opts.artifacts } : {}),
+    owner,
+    log,
+  });
+  try {
+    const egress = await openEgressDoor({
+      path: join(dir, EGRESS_SOCK),
+      allowedHosts: at.allowedHosts,
+      allowPrivate: opts.egress.allowPrivate,
+      owner,
+      limits: opts.egress.limits,
+      log,
+    });
+    return { door, egress };
+  } catch (err) {
+    await door.close();
+    throw err;
+  }
 }
 
 /** What the socket dir may hold once the agent listens: sockets, each made by its side. */

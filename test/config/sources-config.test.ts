@@ -19,6 +19,7 @@ describe('sources config', () => {
   it('defaults to the served backend, with short pre-signed URLs ready for s3', () => {
     expect(loadConfig({}).sources).toEqual({
       backend: 'served',
+      quarantineRetention: '168h',
       s3: {
         region: 'us-east-1',
         prefix: '',
@@ -42,6 +43,7 @@ describe('sources config', () => {
     });
     expect(config.sources).toEqual({
       backend: 's3',
+      quarantineRetention: '168h',
       s3: {
         endpoint: 'http://127.0.0.1:9000',
         region: 'eu-west-3',

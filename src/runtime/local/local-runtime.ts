@@ -18,8 +18,8 @@ import { injectInto } from './inject-call.js';
 import { laneProblem } from './lanes.js';
 import { readPackageHosts, shownUrl, type PackageHosts } from './package-hosts.js';
 import { LocalSandbox } from './sandbox.js';
-import { adoptSandbox, bootSandbox, type FactoryOptions } from './sandbox-factory.js';
-import type { SandboxRecord } from './sandbox-record.js';
+import { adoptLeftovers } from './adopt-leftovers.js';
+import { bootSandbox, type FactoryOptions } from './sandbox-factory.js';
 import type { UidRange } from './sandbox-users.js';
 import { WarmPool } from './warm-pool.js';
 
@@ -123,58 +123,6 @@ export function createLocalRuntime(opts: LocalRuntimeOptions): LocalRuntime {
     void sandbox.closed.then(() => claimed.delete(sandbox));
   }
 
-  /**
-   * What the last process left running: a sandbox that serves an app and whose agent answers to
-   * its recorded token is adopted; everything else of it (idle, mid-inject, mute) is reaped.
-   */
-  async function adoptLeftovers(setup: HostSetup): Promise<void> {
-    const results = await Promise.all(
-      setup.leftovers.map(async (record) => {
-        const sandbox = await adoptSandbox(setup, factory, record).catch((err: unknown) => {
-          log(
-            'a sandbox left running could not be taken back',
-            {
-              sandbox: record.id,
-              error: String(err),
-            },
-            'warn',
-          );
-          return undefined;
-        });
-        if (!sandbox) return undefined;
-        hold(sandbox);
-        if (await answers(sandbox, record)) return sandbox;
-        await sandbox.reap();
-        return undefined;
-      }),
-    );
-    adopted = results.filter((s): s is LocalSandbox => s !== undefined);
-    if (setup.leftovers.length > 0) {
-      log('sandboxes left running by the last process', {
-        found: setup.leftovers.length,
-        adopted: adopted.length,
-      });
-    }
-  }
-
-  /** Whether the agent of a left sandbox answers to its own token: only then is it ours. */
-  async function answers(sandbox: LocalSandbox, record: SandboxRecord): Promise<boolean> {
-    if (record.app === undefined || record.version === undefined) return false;
-    try {
-      const reply = await callAgent(sandbox.agentPath, record.token, 'GET', '/status', {
-        timeoutMs: 5_000,
-      });
-      return reply.status === 200;
-    } catch (err) {
-      log(
-        'a sandbox left running did not answer',
-        { sandbox: record.id, error: String(err) },
-        'warn',
-      );
-      return false;
-    }
-  }
-
   function ours(sandbox: Sandbox): LocalSandbox {
     if (sandbox instanceof LocalSandbox && claimed.has(sandbox)) return sandbox;
     throw new RuntimeError(`sandbox ${sandbox.id} is not a claimed sandbox of this runtime`, false);
@@ -196,7 +144,7 @@ export function createLocalRuntime(opts: LocalRuntimeOptions): LocalRuntime {
           };
           // In parallel: asking npm and pip spawns both, which takes a few hundred ms.
           [host] = await Promise.all([prepareHost(hostOptions, env, log), readHosts()]);
-          await adoptLeftovers(host);
+          adopted = await adoptLeftovers(host, factory, hold, log);
         } catch (err) {
           starting = undefined;
           throw err;

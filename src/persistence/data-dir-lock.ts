@@ -38,7 +38,17 @@ export async function lockDataDir(dataDir: string): Promise<DataDirLock> {
   const file = join(dir, LOCK_FILE);
   const child = spawn(
     'flock',
-    ['--nonblock', '--conflict-exit-code', String(HELD), file, 'sh', '-c', 'echo locked; exec cat'],
+    // A second's wait: a holder that has just ended may take a moment to let go.
+    [
+      '--wait',
+      '1',
+      '--conflict-exit-code',
+      String(HELD),
+      file,
+      'sh',
+      '-c',
+      'echo locked; exec cat',
+    ],
     { stdio: ['pipe', 'pipe', 'pipe'], env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' } },
   );
   const outcome = await new Promise<'locked' | number>((done, fail) => {

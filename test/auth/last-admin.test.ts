@@ -180,7 +180,7 @@ describe('a configured admin key', () => {
     await mcpWorks(s, ROOT);
   });
 
-  it('is not demoted either; deleted, it comes back as an admin on its next request', async () => {
+  it('is not demoted or deleted either: 409, and it stays an active admin', async () => {
     const demoted = await call(
       s.baseURL,
       '/api/users/apikey-root',
@@ -188,7 +188,9 @@ describe('a configured admin key', () => {
     );
     expect(demoted.status).toBe(409);
     expect(json(demoted.body).code).toBe('configured_admin');
-    expect((await call(s.baseURL, '/api/users/apikey-root', as(ROOT, 'DELETE'))).status).toBe(204);
+    const deleted = await call(s.baseURL, '/api/users/apikey-root', as(ROOT, 'DELETE'));
+    expect(deleted.status).toBe(409);
+    expect(json(deleted.body).code).toBe('configured_admin');
     expect((await call(s.baseURL, '/api/users', as(ROOT))).status).toBe(200);
     expect(s.app.store.getUser('apikey-root')).toMatchObject({ role: 'admin', status: 'active' });
   });

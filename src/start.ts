@@ -8,7 +8,7 @@ import { Drain } from './http/drain.js';
 import { buildServer } from './http/server.js';
 import { resolveTls } from './http/tls.js';
 import { createLogger, serviceLog, type LogSetting } from './logging.js';
-import { listenForVisitors } from './front/listen.js';
+import { listenForVisitors, type Visitors } from './front/listen.js';
 import { lockDataDir } from './persistence/data-dir-lock.js';
 import { openStore } from './persistence/open-store.js';
 import { openRoutes, openRuntime } from './runtime/open-runtime.js';
@@ -74,7 +74,7 @@ export async function startSlipway(config: Config, options: StartOptions = {}): 
   const drain = new Drain();
   let app: FastifyInstance | undefined;
   let bootstrap: BootstrapResult;
-  let boundPort: number;
+  let visitors: Visitors | undefined;
   try {
     // The composition root: the store, the runtime the config names with the registry and the
     // services over it, then the HTTP server they are handed to.
@@ -85,18 +85,19 @@ export async function startSlipway(config: Config, options: StartOptions = {}): 
     bootstrap = ensureBootstrapAdmin(config, store);
     let listening = false;
     app.readiness.register('http', () => ({ ok: listening }));
-    boundPort = await listenForVisitors(app, { config, host, port, drain });
+    visitors = await listenForVisitors(app, { config, host, port, drain });
     listening = true;
     if (cancelled()) throw new StartCancelled();
   } catch (err) {
     if (err instanceof StartCancelled) app?.log.info('start-up cancelled: shutting down');
+    await visitors?.abandon();
     await app?.close();
     store.close();
     await lock.release();
     throw err;
   }
   const baseURL = (
-    config.server.baseURL ?? `${tls ? 'https' : 'http'}://${urlHost(host)}:${boundPort}`
+    config.server.baseURL ?? `${tls ? 'https' : 'http'}://${urlHost(host)}:${visitors.port}`
   ).replace(/\/+$/, '');
   try {
     // Not cut short by a signal: stopping the runtime while it prepares the host (runtime dir,
@@ -105,6 +106,7 @@ export async function startSlipway(config: Config, options: StartOptions = {}): 
     if (cancelled()) throw new StartCancelled();
   } catch (err) {
     if (err instanceof StartCancelled) app.log.info('start-up cancelled: shutting down');
+    await visitors.abandon();
     await app.close();
     store.close();
     await lock.release();

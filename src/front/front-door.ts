@@ -16,6 +16,11 @@ export interface FrontDoor {
   port: number;
   /** Stops taking connections: the front door holds new visitors for the next control plane. */
   stopAccepting(): Promise<void>;
+  /**
+   * A start that failed undoes itself: a front door it launched stops (one it took over stays,
+   * holding visitors for the next start).
+   */
+  abandon(): Promise<void>;
 }
 
 export interface FrontDoorOptions {
@@ -59,11 +64,13 @@ export async function openFrontDoor(opts: FrontDoorOptions): Promise<FrontDoor> 
   });
   const running = readState(dir);
   let port: number;
+  let launched = false;
   if (running && fits(running, opts)) {
     port = running.port;
     opts.log('info', 'front door taken over', { pid: running.pid, port });
   } else {
     if (running) await stopProcess(running, opts.log);
+    launched = true;
     port = await startFront(
       dir,
       {
@@ -77,9 +84,15 @@ export async function openFrontDoor(opts: FrontDoorOptions): Promise<FrontDoor> 
       opts.log,
     );
   }
+  const stopAccepting = (): Promise<void> =>
+    new Promise((resolve) => listener.close(() => resolve()));
   return {
     port,
-    stopAccepting: () => new Promise((resolve) => listener.close(() => resolve())),
+    stopAccepting,
+    async abandon() {
+      await stopAccepting();
+      if (launched) await stopFrontDoor(opts.dataDir, opts.log);
+    },
   };
 }
 

@@ -3,6 +3,12 @@ import type { Config } from '../config/schema.js';
 import type { Drain } from '../http/drain.js';
 import { openFrontDoor, stopFrontDoor } from './front-door.js';
 
+/** Where visitors reach the server, and how a start that fails afterwards lets that go. */
+export interface Visitors {
+  port: number;
+  abandon(): Promise<void>;
+}
+
 /**
  * Where visitors connect, and the port they reach. With restart continuity on the local runtime,
  * through the front door, which outlives this process; otherwise straight to the server (a front
@@ -11,7 +17,7 @@ import { openFrontDoor, stopFrontDoor } from './front-door.js';
 export async function listenForVisitors(
   app: FastifyInstance,
   opts: { config: Config; host: string; port: number; drain: Drain },
-): Promise<number> {
+): Promise<Visitors> {
   const { config, host, port, drain } = opts;
   const dataDir = config.server.dataDir;
   const log = (level: 'info' | 'warn', msg: string, extra?: object): void =>
@@ -20,10 +26,12 @@ export async function listenForVisitors(
     await stopFrontDoor(dataDir, log);
     await app.listen({ host, port });
     const address = app.server.address();
-    return typeof address === 'object' && address ? address.port : port;
+    const bound = typeof address === 'object' && address ? address.port : port;
+    // The listener closes with the server.
+    return { port: bound, abandon: () => Promise.resolve() };
   }
   await app.ready();
   const door = await openFrontDoor({ dataDir, host, port, server: app.server, log });
   drain.acceptFrom(door);
-  return door.port;
+  return { port: door.port, abandon: () => door.abandon() };
 }

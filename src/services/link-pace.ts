@@ -1,4 +1,4 @@
-import { AppError } from '../errors.js';
+import { tooMany } from './share-limiter.js';
 
 export interface PacePolicy {
   /** Wrong passwords on one link, from anyone, in `windowMs` that make it "under attack". */
@@ -102,14 +102,4 @@ export class LinkPace {
       this.entries.delete(token);
     }
   }
-}
-
-export function tooMany(waitMs: number): AppError {
-  const seconds = Math.max(1, Math.ceil(waitMs / 1000));
-  return new AppError(
-    429,
-    'too_many_attempts',
-    `too many wrong passwords for this link; retry in ${seconds} s`,
-    { retryAfterSeconds: seconds },
-  );
 }

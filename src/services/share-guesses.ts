@@ -1,8 +1,9 @@
-import { LinkPace, tooMany } from './link-pace.js';
+import { LinkPace } from './link-pace.js';
 import {
   AttemptLimiter,
   DEFAULT_LIMITER_POLICY,
   type Attempt,
+  tooMany,
   type LimiterPolicy,
 } from './share-limiter.js';
 

@@ -151,7 +151,8 @@ export class AttemptLimiter {
   }
 }
 
-function tooMany(waitMs: number): AppError {
+/** The refusal of a guess that must wait, saying how long. */
+export function tooMany(waitMs: number): AppError {
   const seconds = Math.max(1, Math.ceil(waitMs / 1000));
   return new AppError(
     429,

@@ -1,7 +1,8 @@
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { closeSync, constants, openSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 
 /**
  * A sandbox's fds 1, 2 and the agent's diagnostics fd, as FIFOs in its held dir (the host's, never
@@ -14,9 +15,9 @@ import { join } from 'node:path';
 export const HELD_STREAMS = ['out', 'err', 'diag'] as const;
 export type HeldStream = (typeof HELD_STREAMS)[number];
 
-/** Makes the three FIFOs, `0600`, in `dir`. */
-export function makeFifos(dir: string): void {
-  execFileSync('mkfifo', ['-m', '600', ...HELD_STREAMS.map((name) => join(dir, name))], {
+/** Makes the three FIFOs, `0600`, in `dir` (off the event loop: pools boot in the background). */
+export async function makeFifos(dir: string): Promise<void> {
+  await promisify(execFile)('mkfifo', ['-m', '600', ...HELD_STREAMS.map((n) => join(dir, n))], {
     env: { PATH: '/usr/bin:/bin' },
   });
 }

@@ -65,7 +65,7 @@ export async function bootSandbox(
     owner = host.users.acquire();
     if (heldDir) {
       mkdirSync(heldDir, { mode: 0o700 });
-      makeFifos(heldDir);
+      await makeFifos(heldDir);
     }
     mkdirSync(dir, { mode: 0o700 });
     // The agent makes its sockets here at boot; the dir is taken back before any app code runs.

@@ -3,6 +3,7 @@
  * app's head row. Both record what the classifier decided, or why the source cannot run.
  */
 import type { Identity } from '../auth/identity.js';
+import type { Release } from '../persistence/release.js';
 import type { Access, AppRecord, VersionRecord } from '../persistence/store.js';
 import type { Classification } from '../sources/classify.js';
 import type { DeployMetadata } from './deploy-metadata.js';
@@ -13,6 +14,8 @@ export interface ReleaseInput {
   plan: Classification;
   /** The app as stored before this deploy, if it exists. */
   existing: AppRecord | undefined;
+  /** The existing app's live release (liveReleaseOf): the settings a deploy that names none keeps. */
+  live?: Release;
   version: number;
   sourceKey: string;
   sourceHash: string;
@@ -21,8 +24,17 @@ export interface ReleaseInput {
   defaultAccess: Access;
 }
 
+/** A new app's idle time before suspend when its deploy names none. */
+const DEFAULT_TTL = '30m';
+
 export function releaseRows(input: ReleaseInput): { app: AppRecord; version: VersionRecord } {
-  const { metadata, identity, plan, existing, version, now } = input;
+  const { metadata, identity, plan, existing, version, now, live } = input;
+  // Config carries over: only what the metadata names replaces the live release's (`env: []` too).
+  const settings = {
+    env: metadata.env ?? live?.env ?? [],
+    allowedHosts: metadata.allowedHosts ?? live?.allowedHosts ?? [],
+    ttl: metadata.ttl ?? live?.ttl ?? DEFAULT_TTL,
+  };
   // Who may open the app is the owner's choice, not the release's: it holds even when the release
   // cannot run, and a redeploy that names none keeps it (rows from before it are public).
   const access = metadata.access ?? existing?.access ?? (existing ? 'public' : input.defaultAccess);
@@ -42,9 +54,7 @@ export function releaseRows(input: ReleaseInput): { app: AppRecord; version: Ver
     ...runtime,
     sourceHash: input.sourceHash,
     sourceKey: input.sourceKey,
-    env: metadata.env,
-    allowedHosts: metadata.allowedHosts,
-    ttl: metadata.ttl,
+    ...settings,
     ...(failure ?? { outcome: 'Pending' as const }),
   };
   // A release that cannot run leaves a live app as it is: its version records why, and the
@@ -62,9 +72,7 @@ export function releaseRows(input: ReleaseInput): { app: AppRecord; version: Ver
     message: failure?.message ?? `version ${version} queued`,
     url: existing?.url,
     ...runtime,
-    env: metadata.env,
-    allowedHosts: metadata.allowedHosts,
-    ttl: metadata.ttl,
+    ...settings,
     access,
     currentVersion: existing?.currentVersion ?? 0,
     createdAt: existing?.createdAt ?? now,
@@ -75,4 +83,17 @@ export function releaseRows(input: ReleaseInput): { app: AppRecord; version: Ver
     snapshot: existing?.snapshot,
   };
   return { app, version: release };
+}
+
+/**
+ * The runtime overrides a deploy runs with: its own when it names any, else the live release's
+ * build command. Lane, template and entrypoint are the classifier's to decide again for the new
+ * source: a release records what they came to, not whether they were asked for.
+ */
+export function carriedRuntime(
+  asked: DeployMetadata['runtime'],
+  live: Release | undefined,
+): DeployMetadata['runtime'] {
+  if (Object.keys(asked).length > 0 || live?.build === undefined) return asked;
+  return { build: live.build };
 }

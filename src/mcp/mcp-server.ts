@@ -6,12 +6,14 @@ import { listVersions, rollbackApp } from './tools/history.js';
 import { getAppLogs } from './tools/logs.js';
 import { getPlatformInfo, PLATFORM_URI, registerPlatformResource } from './tools/platform.js';
 import { createShareLink, listShareLinks, revokeShareLink } from './tools/share.js';
+import { updateApp } from './tools/update.js';
 
 /** Every tool, in the order tools/list shows them. */
 export const TOOLS: readonly Tool[] = [
   deployApp,
   listApps,
   getApp,
+  updateApp,
   getAppLogs,
   deleteApp,
   suspendApp,

@@ -39,6 +39,8 @@ const INSTRUCTIONS =
   'and answers within about 10 s; when it fails, its result carries reason, message and the ' +
   'last log lines: fix the files and deploy again. A slower deploy answers with activity and ' +
   'poll_after_seconds (poll get_app), or send a progressToken for progress notifications. ' +
+  'A redeploy keeps the env, egress and ttl it does not name; update_app changes them (and ' +
+  'access) without sending the source again. ' +
   "Apps are yours alone: other users' apps do not exist for you; their URLs are public.";
 
 /** One server per request (stateless transport): it acts as that request's caller only. */

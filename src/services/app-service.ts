@@ -216,7 +216,8 @@ export class AppService {
    * whole change is checked before any of it is done; one that changes nothing makes no release.
    */
   async update(identity: Identity, id: string, change: AppChange): Promise<UpdateOutcome> {
-    const app = this.get(identity, id);
+    // Another owner's app: refused, and audited, as the action the change would have been.
+    const app = this.actions.authorize(identity, change.access ? 'update' : 'deploy', id);
     const from = releasesWith(change) ? configBase(this.deps.store, app) : undefined;
     if (from) applyChange(releaseOf(from, app), change);
     const after =

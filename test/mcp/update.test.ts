@@ -18,7 +18,7 @@ const files = {
     "require('node:http').createServer((q, s) => s.end('hello ' + process.env.GREETING)).listen(process.env.PORT);",
 };
 
-describe('MCP update_app', () => {
+describe('MCP update_app', { timeout: 120_000 }, () => {
   let server: TestServer;
   let alice: Client;
   let bob: Client;

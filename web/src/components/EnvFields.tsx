@@ -9,15 +9,17 @@ export interface EnvRow {
 export function EnvFields({
   rows,
   onChange,
+  legend = 'Environment',
 }: {
   rows: EnvRow[];
   onChange: (rows: EnvRow[]) => void;
+  legend?: string;
 }) {
   const set = (index: number, patch: Partial<EnvRow>) =>
     onChange(rows.map((row, i) => (i === index ? { ...row, ...patch } : row)));
   return (
     <fieldset class="env">
-      <legend>Environment</legend>
+      <legend>{legend}</legend>
       {rows.map((row, i) => (
         <div class="row" key={i}>
           <TextField

@@ -10,16 +10,19 @@ export function EnvFields({
   rows,
   onChange,
   legend = 'Environment',
+  hint,
 }: {
   rows: EnvRow[];
   onChange: (rows: EnvRow[]) => void;
   legend?: string;
+  hint?: string;
 }) {
   const set = (index: number, patch: Partial<EnvRow>) =>
     onChange(rows.map((row, i) => (i === index ? { ...row, ...patch } : row)));
   return (
     <fieldset class="env">
       <legend>{legend}</legend>
+      {hint ? <p class="muted">{hint}</p> : null}
       {rows.map((row, i) => (
         <div class="row" key={i}>
           <TextField

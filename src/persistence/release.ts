@@ -32,9 +32,13 @@ export function releaseOf(version: VersionRecord, app: AppRecord): Release {
  * holds it: what a deploy that names no settings keeps, and what a config release starts from.
  */
 export function liveReleaseOf(store: Store, app: AppRecord): Release {
-  const live =
-    app.liveVersion === undefined ? undefined : store.getVersion(app.id, app.liveVersion);
+  const live = liveVersionOf(store, app);
   if (live) return releaseOf(live, app);
   const { lane, template, entrypoint, build, env, allowedHosts, ttl } = app;
   return { lane, template, entrypoint, build, env, allowedHosts, ttl };
+}
+
+/** The version the app serves (or wakes to), if one does. */
+export function liveVersionOf(store: Store, app: AppRecord): VersionRecord | undefined {
+  return app.liveVersion === undefined ? undefined : store.getVersion(app.id, app.liveVersion);
 }

@@ -2,7 +2,7 @@ import type { AppRegistry } from '../actors/registry.js';
 import { isAdmin, type Identity } from '../auth/identity.js';
 import type { Config } from '../config/schema.js';
 import { notFound } from '../errors.js';
-import { liveReleaseOf, releaseOf } from '../persistence/release.js';
+import { liveReleaseOf, liveVersionOf, releaseOf } from '../persistence/release.js';
 import type { StorageHealth } from '../persistence/storage-health.js';
 import type { Access, AppRecord, Store } from '../persistence/store.js';
 import { classify } from '../sources/classify.js';
@@ -21,7 +21,7 @@ import { AuditTrail, sourceHash } from './audit-trail.js';
 import { AuditedActions } from './audited-actions.js';
 import type { DeployMetadata } from './deploy-metadata.js';
 import { assertMayDeployTo, requireScope } from './deploy-policy.js';
-import { carriedRuntime, releaseRows } from './deploy-rows.js';
+import { carriedRuntime, releaseRows, type CarriedRuntime } from './deploy-rows.js';
 import { HistoryService, nextVersion, type VersionView } from './history-service.js';
 
 export { HISTORY_CAP } from './history-service.js';
@@ -89,10 +89,7 @@ export class AppService {
     const info = await inspectTarball(source);
     const version = nextVersion(store, metadata.name);
     const sourceKey = mintSourceKey(metadata.name, version);
-    const runtime = carriedRuntime(
-      metadata.runtime,
-      existing ? liveReleaseOf(store, existing) : undefined,
-    );
+    const runtime = carriedRuntime(metadata.runtime, existing && carriedFrom(store, existing));
     const plan = classify(info, runtime);
     await sourceStore.put(sourceKey, source).then(
       () => this.deps.storage.succeeded('source store'),
@@ -284,3 +281,12 @@ export interface DeployOutcome {
 
 /** Admins, and everyone when auth is disabled, see every app. */
 const seesAll = (identity: Identity): boolean => isAdmin(identity);
+
+/**
+ * What a redeploy without runtime asks for again: the live release's overrides and build, or
+ * while none serves, the newest release's.
+ */
+function carriedFrom(store: Store, app: AppRecord): CarriedRuntime {
+  const from = liveVersionOf(store, app) ?? store.listVersions(app.id)[0];
+  return { overrides: from?.overrides, build: liveReleaseOf(store, app).build };
+}

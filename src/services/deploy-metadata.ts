@@ -4,10 +4,19 @@ import { APP_NAME, APP_NAME_MAX } from '../sources/app-name.js';
 import { TEMPLATES } from '../sources/classify.js';
 import { isObject, validateEgress, validateEnv, validateTtl } from './release-settings.js';
 
+/** The metadata's `runtime`: each field, when set, overrides what the classifier decides. */
+export interface RuntimeAsk {
+  lane?: 'fast' | 'general';
+  template?: string;
+  entrypoint?: string;
+  build?: string;
+}
+
 /** Deploy metadata (spec §2), validated field by field. */
 export interface DeployMetadata {
   name: string;
-  runtime: { lane?: 'fast' | 'general'; template?: string; entrypoint?: string; build?: string };
+  /** Absent: a redeploy asks for what the live release asked for; `{}` asks for nothing. */
+  runtime?: RuntimeAsk;
   /** Absent (env, egress, ttl): a redeploy keeps the live release's, a new app has none (ttl 30m). */
   env?: EnvItem[];
   allowedHosts?: string[];
@@ -39,10 +48,9 @@ export function validateMetadata(value: unknown): DeployMetadata {
   const known = new Set(['name', 'runtime', 'env', 'egress', 'ttl', 'access']);
   for (const key of Object.keys(value))
     if (!known.has(key)) throw bad(key, 'is not a metadata field');
-  const metadata: DeployMetadata = {
-    name: validateName(value.name),
-    runtime: validateRuntime(value.runtime),
-  };
+  const metadata: DeployMetadata = { name: validateName(value.name) };
+  const runtime = validateRuntime(value.runtime);
+  if (runtime !== undefined) metadata.runtime = runtime;
   const env = validateEnv(value.env, 'env', bad);
   if (env !== undefined) metadata.env = env;
   const allowedHosts = validateEgress(value.egress, bad);
@@ -80,10 +88,10 @@ export function validateName(name: unknown): string {
   return name;
 }
 
-function validateRuntime(runtime: unknown): DeployMetadata['runtime'] {
-  if (runtime === undefined || runtime === null) return {};
+function validateRuntime(runtime: unknown): RuntimeAsk | undefined {
+  if (runtime === undefined || runtime === null) return undefined;
   if (!isObject(runtime)) throw bad('runtime', 'must be an object');
-  const out: DeployMetadata['runtime'] = {};
+  const out: RuntimeAsk = {};
   for (const [key, val] of Object.entries(runtime)) {
     if (key === 'lane') {
       if (val !== 'fast' && val !== 'general')

@@ -4,9 +4,9 @@
  */
 import type { Identity } from '../auth/identity.js';
 import type { Release } from '../persistence/release.js';
-import type { Access, AppRecord, VersionRecord } from '../persistence/store.js';
+import type { Access, AppRecord, RuntimeOverrides, VersionRecord } from '../persistence/store.js';
 import type { Classification } from '../sources/classify.js';
-import type { DeployMetadata } from './deploy-metadata.js';
+import type { DeployMetadata, RuntimeAsk } from './deploy-metadata.js';
 
 export interface ReleaseInput {
   metadata: DeployMetadata;
@@ -29,6 +29,8 @@ const DEFAULT_TTL = '30m';
 
 export function releaseRows(input: ReleaseInput): { app: AppRecord; version: VersionRecord } {
   const { metadata, identity, plan, existing, version, now, live } = input;
+  const asked = metadata.runtime ?? {};
+  const overrides = overridesOf(asked);
   // Config carries over: only what the metadata names replaces the live release's (`env: []` too).
   const settings = {
     env: metadata.env ?? live?.env ?? [],
@@ -39,10 +41,10 @@ export function releaseRows(input: ReleaseInput): { app: AppRecord; version: Ver
   // cannot run, and a redeploy that names none keeps it (rows from before it are public).
   const access = metadata.access ?? existing?.access ?? (existing ? 'public' : input.defaultAccess);
   const runtime = {
-    lane: plan.ok ? plan.lane : (metadata.runtime.lane ?? 'fast'),
-    template: plan.ok ? plan.template : (metadata.runtime.template ?? 'unknown'),
-    entrypoint: plan.ok ? plan.entrypoint : metadata.runtime.entrypoint,
-    build: metadata.runtime.build,
+    lane: plan.ok ? plan.lane : (asked.lane ?? 'fast'),
+    template: plan.ok ? plan.template : (asked.template ?? 'unknown'),
+    entrypoint: plan.ok ? plan.entrypoint : asked.entrypoint,
+    build: asked.build,
   };
   const failure = plan.ok
     ? undefined
@@ -54,6 +56,7 @@ export function releaseRows(input: ReleaseInput): { app: AppRecord; version: Ver
     ...runtime,
     sourceHash: input.sourceHash,
     sourceKey: input.sourceKey,
+    ...(overrides ? { overrides } : {}),
     ...settings,
     ...(failure ?? { outcome: 'Pending' as const }),
   };
@@ -85,15 +88,36 @@ export function releaseRows(input: ReleaseInput): { app: AppRecord; version: Ver
   return { app, version: release };
 }
 
+/** What a redeploy that names no runtime asks for again: the live release's overrides and build. */
+export interface CarriedRuntime {
+  overrides?: RuntimeOverrides;
+  build?: string;
+}
+
 /**
- * The runtime overrides a deploy runs with: its own when it names any, else the live release's
- * build command. Lane, template and entrypoint are the classifier's to decide again for the new
- * source: a release records what they came to, not whether they were asked for.
+ * The runtime overrides a deploy runs with: its own when it names a runtime (`{}`: none), else
+ * what the live release asked for. The classifier decides the rest again for the new source.
  */
 export function carriedRuntime(
-  asked: DeployMetadata['runtime'],
-  live: Release | undefined,
-): DeployMetadata['runtime'] {
-  if (Object.keys(asked).length > 0 || live?.build === undefined) return asked;
-  return { build: live.build };
+  asked: RuntimeAsk | undefined,
+  live: CarriedRuntime | undefined,
+): RuntimeAsk {
+  if (asked !== undefined) return asked;
+  const carried: RuntimeAsk = {};
+  const { lane, template, entrypoint } = live?.overrides ?? {};
+  if (lane === 'fast' || lane === 'general') carried.lane = lane;
+  if (template !== undefined) carried.template = template;
+  if (entrypoint !== undefined) carried.entrypoint = entrypoint;
+  if (live?.build !== undefined) carried.build = live.build;
+  return carried;
+}
+
+/** The lane, template and entrypoint a deploy asked for; undefined when it asked for none. */
+function overridesOf(runtime: RuntimeAsk): RuntimeOverrides | undefined {
+  const { lane, template, entrypoint } = runtime;
+  const overrides: RuntimeOverrides = {};
+  if (lane !== undefined) overrides.lane = lane;
+  if (template !== undefined) overrides.template = template;
+  if (entrypoint !== undefined) overrides.entrypoint = entrypoint;
+  return Object.keys(overrides).length > 0 ? overrides : undefined;
 }

@@ -157,6 +157,8 @@ export class HistoryService {
         timestamp: now,
         sourceHash: from.sourceHash,
         sourceKey,
+        // What the release asked for stays asked for: a later redeploy asks for it again.
+        ...(from.overrides ? { overrides: from.overrides } : {}),
         ...(how.rolledBackFrom === undefined ? {} : { rolledBackFrom: how.rolledBackFrom }),
         outcome: 'Pending',
       });

@@ -120,6 +120,37 @@ describe('config carries over; config releases', { timeout: 240_000 }, () => {
     expect((await json('/v1/apps/carry')).env).toEqual([]);
   });
 
+  it('asks again for the runtime the live release asked for; runtime: {} lets the classifier decide', async () => {
+    // Both a node server and a static page: the classifier picks node unless told otherwise.
+    const both = (label: string) =>
+      tarGz({
+        'package.json': JSON.stringify({ name: 'both', main: 'server.js' }),
+        'server.js': `require('node:http').createServer((q, s) => s.end('node ${label}')).listen(process.env.PORT);`,
+        'index.html': `<p>static ${label}</p>`,
+      });
+    const asStatic = await deploy(
+      server.baseURL,
+      ALICE,
+      { name: 'asked', runtime: { template: 'static' } },
+      await both('one'),
+    );
+    expect(asStatic.status).toBe(200);
+    expect(await serves('asked')).toBe('<p>static one</p>');
+    expect((await deploy(server.baseURL, ALICE, { name: 'asked' }, await both('two'))).status).toBe(
+      200,
+    );
+    expect(await serves('asked')).toBe('<p>static two</p>');
+    expect((await versions('asked'))[0]).toMatchObject({ version: 2, template: 'static' });
+    const reclassified = await deploy(
+      server.baseURL,
+      ALICE,
+      { name: 'asked', runtime: {} },
+      await both('three'),
+    );
+    expect(reclassified.status).toBe(200);
+    expect(await serves('asked')).toBe('node three');
+  });
+
   it('PATCH env makes a new version of the live source serving the new value; rollback restores the old one', async () => {
     const made = await deploy(
       server.baseURL,

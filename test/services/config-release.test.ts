@@ -89,11 +89,30 @@ describe('a redeploy keeps what it does not name', () => {
     expect(rows({}, false).version).toMatchObject({ env: [], allowedHosts: [], ttl: '30m' });
   });
 
-  it('keeps the live runtime.build only when the deploy names no runtime override', () => {
-    expect(carriedRuntime({}, live)).toEqual({ build: 'npx vite build' });
-    expect(carriedRuntime({ template: 'static' }, live)).toEqual({ template: 'static' });
-    expect(carriedRuntime({}, { ...live, build: undefined })).toEqual({});
-    expect(carriedRuntime({}, undefined)).toEqual({});
+  it('asks again for the runtime the live release asked for, unless the deploy names one', () => {
+    const asked = {
+      overrides: { template: 'static', entrypoint: 'site/index.html' },
+      build: 'make',
+    };
+    expect(carriedRuntime(undefined, asked)).toEqual({
+      template: 'static',
+      entrypoint: 'site/index.html',
+      build: 'make',
+    });
+    expect(carriedRuntime({ lane: 'general' }, asked)).toEqual({ lane: 'general' });
+    // `runtime: {}` asks for nothing: the classifier decides it all.
+    expect(carriedRuntime({}, asked)).toEqual({});
+    expect(carriedRuntime(undefined, { build: live.build })).toEqual({ build: 'npx vite build' });
+    expect(carriedRuntime(undefined, undefined)).toEqual({});
+  });
+
+  it('records the overrides a deploy asked for on its version, none when it asked for none', () => {
+    expect(rows({ runtime: { template: 'node', lane: 'general' } }).version.overrides).toEqual({
+      template: 'node',
+      lane: 'general',
+    });
+    expect(rows({ runtime: { build: 'make' } }).version).not.toHaveProperty('overrides');
+    expect(rows({}).version).not.toHaveProperty('overrides');
   });
 });
 

@@ -119,7 +119,10 @@ export const deployApp = defineTool({
           ),
       })
       .optional()
-      .describe('Overrides of what Slipway detects from the file names; usually omitted.'),
+      .describe(
+        'Overrides of what Slipway detects from the file names; usually omitted. Omitted on a ' +
+          'redeploy: the overrides the live version was deployed with; {} for none.',
+      ),
     env: z
       .array(
         z.strictObject({

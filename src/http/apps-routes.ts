@@ -7,7 +7,6 @@ import { AppError } from '../errors.js';
 import type { AppService } from '../services/app-service.js';
 import { deployFailure } from '../services/deploy-failure.js';
 import { appView } from '../services/app-view.js';
-import { validateChange } from '../services/app-change.js';
 import { parseMetadataJson } from '../services/deploy-metadata.js';
 import {
   appAccepted,
@@ -82,11 +81,10 @@ export function appsRoutes(service: AppService, registry: AppRegistry, maxSource
         },
       },
       async (request, reply) => {
-        const change = validateChange(request.body);
         const { app: updated, version } = await service.update(
           requireIdentity(request),
           idOf(request),
-          change,
+          request.body,
         );
         if (version === undefined) return reply.status(200).send(appView(updated));
         // A config release answers as a deploy does: Ready, on its way, or failed with its logs.

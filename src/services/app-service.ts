@@ -15,7 +15,7 @@ import {
   configBase,
   releasesWith,
   sameSettings,
-  type AppChange,
+  validateChange,
 } from './app-change.js';
 import { AuditTrail, sourceHash } from './audit-trail.js';
 import { AuditedActions } from './audited-actions.js';
@@ -210,11 +210,12 @@ export class AppService {
   /**
    * PATCH /v1/apps/{id}, MCP update_app: access as a setting, then env, ttl and egress as a config
    * release of the live source (audited as a deploy; the trail holds no env, names nor values). The
-   * whole change is checked before any of it is done; one that changes nothing makes no release.
+   * whole change is checked before any of it is done, after the caller's right to the app (another
+   * owner's app is not found whatever the body says); one that changes nothing makes no release.
    */
-  async update(identity: Identity, id: string, change: AppChange): Promise<UpdateOutcome> {
-    // Another owner's app: refused, and audited, as the action the change would have been.
-    const app = this.actions.authorize(identity, change.access ? 'update' : 'deploy', id);
+  async update(identity: Identity, id: string, body: unknown): Promise<UpdateOutcome> {
+    const app = this.actions.authorize(identity, 'update', id);
+    const change = validateChange(body);
     const from = releasesWith(change) ? configBase(this.deps.store, app) : undefined;
     if (from) applyChange(releaseOf(from, app), change);
     const after =

@@ -3,7 +3,6 @@ import { mcpAppView, withoutLogLines } from '../app-view.js';
 import { reportDeploy, watchDeploy } from '../deploy-outcome.js';
 import { accessField, appIdArg, appShape, outcomeShape, progressShape } from '../schemas.js';
 import { defineTool, ToolFailure } from '../tool.js';
-import { releasesWith, validateChange } from '../../services/app-change.js';
 
 /** The MCP twin of PATCH /v1/apps/{id}: access, env, ttl and egress without sending source. */
 
@@ -71,18 +70,17 @@ export const updateApp = defineTool({
   output,
   annotations: { destructiveHint: false, idempotentHint: false, openWorldHint: false },
   async run({ app_id, ...settings }, ctx) {
-    const change = validateChange(
-      Object.fromEntries(Object.entries(settings).filter(([, v]) => v !== undefined)),
-    );
+    const given = Object.fromEntries(Object.entries(settings).filter(([, v]) => v !== undefined));
     // Ownership first: another owner's app is not found, and nothing of it is watched.
     ctx.services.apps.get(ctx.identity, app_id);
-    if (!releasesWith(change)) {
-      return mcpAppView((await ctx.services.apps.update(ctx.identity, app_id, change)).app);
+    const { env, ttl, egress } = settings;
+    if (env === undefined && ttl === undefined && egress === undefined) {
+      return mcpAppView((await ctx.services.apps.update(ctx.identity, app_id, given)).app);
     }
     const watch = watchDeploy(ctx, app_id, 'deploy');
     let outcome;
     try {
-      outcome = await ctx.services.apps.update(ctx.identity, app_id, change);
+      outcome = await ctx.services.apps.update(ctx.identity, app_id, given);
     } finally {
       watch.stop();
     }

@@ -11,6 +11,7 @@ import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync }
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { instanceId } from '../../src/runtime/local/runtime-dir.js';
 import { nodeApp } from '../support/apps.js';
@@ -24,6 +25,12 @@ const APPS = 100;
 const isNode = (i: number): boolean => i % 4 === 0;
 const NAMES = Array.from({ length: APPS }, (_, i) => `many-${i}`);
 const HOGS = 2;
+/** runtime.restoreConcurrency's default: cold starts a restart may have under way at once. */
+const RESTORE_CONCURRENCY = 4;
+/** The order visitors last came in before the kill (a permutation: 37 and 100 are coprime). */
+const VISITS = NAMES.map((_, i) => NAMES[(i * 37) % APPS] as string);
+/** Most recently used first: the order a restart owes them their cold starts. */
+const RECENT_FIRST = [...VISITS].reverse();
 /** What the whole of one restart may take, from start to all 100 serving, on a busy 2-core box. */
 const RESTART_BUDGET_MS = 600_000;
 
@@ -162,6 +169,47 @@ function sandboxPids(): Record<string, number> {
   return out;
 }
 
+/** The apps by their stored last use, most recent first (what the next start reads). */
+function storedRecentFirst(): string[] {
+  const db = new Database(join(dataDir, 'slipway.db'), { readonly: true, fileMustExist: true });
+  try {
+    const text = db.prepare("SELECT value FROM meta WHERE key = 'app_last_use'").pluck().get();
+    const times = JSON.parse(typeof text === 'string' ? text : '{}') as Record<string, number>;
+    return NAMES.filter((name) => name in times).sort((a, b) => (times[b] ?? 0) - (times[a] ?? 0));
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * Watches the apps' phases, without a request to any of them (a request would move its app to
+ * the front), until every one is Ready: when each was first seen Ready, and the most seen
+ * Starting at once.
+ */
+async function watchRestore(): Promise<{
+  readyAt: Map<string, number>;
+  mostStarting: number;
+  ms: number;
+}> {
+  const readyAt = new Map<string, number>();
+  let mostStarting = 0;
+  const began = Date.now();
+  for (let poll = 0; readyAt.size < APPS; poll++) {
+    if (Date.now() - began > RESTART_BUDGET_MS) {
+      throw new Error(`not Ready after ${RESTART_BUDGET_MS} ms: ${APPS - readyAt.size} apps`);
+    }
+    const views = await apps();
+    const failed = views.filter((a) => a.phase === 'Failed');
+    expect(failed.map((a) => `${a.app_id}: ${a.reason}`)).toEqual([]);
+    mostStarting = Math.max(mostStarting, views.filter((a) => a.phase === 'Starting').length);
+    for (const a of views)
+      if (a.phase === 'Ready' && !readyAt.has(a.app_id)) readyAt.set(a.app_id, poll);
+    // A poll of the API, not of the apps: their visitors come once they are all back.
+    if (readyAt.size < APPS) await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return { readyAt, mostStarting, ms: Date.now() - began };
+}
+
 /** The label a node app answers before its boot id; a static app's whole page. */
 const ownContent = (name: string, body: string): boolean =>
   isNode(NAMES.indexOf(name)) ? body.startsWith(`${name} `) : body === `<p>${name}</p>`;
@@ -199,6 +247,15 @@ beforeAll(async () => {
   expect(served.wrong).toEqual([]);
   const deployed = Object.fromEntries((await apps()).map((a) => [a.app_id, a.last_deployed_at]));
   before = { deployed, bodies: served.bodies };
+  // Visitors come one app after another; the server stores when, every 30 s.
+  const agent = new Agent({ keepAlive: true });
+  for (const name of VISITS) expect((await get(agent, name)).status, name).toBe(200);
+  agent.destroy();
+  const stored = Date.now() + 120_000;
+  while (storedRecentFirst().join() !== RECENT_FIRST.join()) {
+    if (Date.now() > stored) throw new Error(`last use not stored: ${storedRecentFirst().join()}`);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
 }, 1_200_000);
 
 describe('100 apps, a CPU hog, kill -9 and start', () => {
@@ -207,8 +264,15 @@ describe('100 apps, a CPU hog, kill -9 and start', () => {
     server.child.kill('SIGKILL');
     await server.exited;
     server = await start(false);
+    const { readyAt, mostStarting, ms } = await watchRestore();
+    console.log(`cold restart of ${APPS} apps under load: all Ready after ${ms} ms`);
+    // Never more than the bound at once, and in order of recent traffic: the ten most recently
+    // used were all back before any of the ten least recently used was.
+    expect(mostStarting).toBeLessThanOrEqual(RESTORE_CONCURRENCY);
+    const lastOfFirst = Math.max(...RECENT_FIRST.slice(0, 10).map((n) => readyAt.get(n) ?? 0));
+    const firstOfLast = Math.min(...RECENT_FIRST.slice(-10).map((n) => readyAt.get(n) ?? 0));
+    expect(lastOfFirst).toBeLessThan(firstOfLast);
     const back = await allServe(ownContent);
-    console.log(`cold restart of ${APPS} apps under load: all serving after ${back.ms} ms`);
     expect(back.wrong).toEqual([]);
     // Started again, not survivors: each node app answers with a new boot id.
     for (const name of NAMES.filter((_, i) => isNode(i))) {

@@ -202,8 +202,9 @@ async function watchRestore(): Promise<{
     const failed = views.filter((a) => a.phase === 'Failed');
     expect(failed.map((a) => `${a.app_id}: ${a.reason}`)).toEqual([]);
     mostStarting = Math.max(mostStarting, views.filter((a) => a.phase === 'Starting').length);
-    for (const a of views)
+    for (const a of views) {
       if (a.phase === 'Ready' && !readyAt.has(a.app_id)) readyAt.set(a.app_id, poll);
+    }
     // A poll of the API, not of the apps: their visitors come once they are all back.
     if (readyAt.size < APPS) await new Promise((resolve) => setTimeout(resolve, 100));
   }

@@ -10,6 +10,7 @@ import {
   type AppEffect,
   type AppInput,
   type AppMachineEvent,
+  type AppState,
   type Initiator,
 } from '../machines/app-machine.js';
 import type { AppRecord, Store } from '../persistence/store.js';
@@ -18,9 +19,11 @@ import type { Runtime, Sandbox } from '../runtime/runtime.js';
 import { AppSandboxes } from './app-sandboxes.js';
 import { lifecycleEvent } from './app-events.js';
 import { AppRowWriter } from './app-row.js';
-import type { AppSnapshot } from './app-snapshot.js';
+import { stateOf, type AppSnapshot } from './app-snapshot.js';
 import { NOTE_PREFIX } from '../runtime/runtime.js';
 import type { LogRing } from './log-ring.js';
+import type { RecentUse } from './recent-use.js';
+import type { StartGate } from './start-gate.js';
 import { DeadlineTimers } from './timers.js';
 import { waitForSnapshot } from './wait-for.js';
 import { errorMessage, type AppEvent, type Log } from './types.js';
@@ -38,6 +41,10 @@ export interface SupervisorDeps {
   keep: WarmKeep;
   /** Where the row and outcome writes the disk refused wait to be tried again. */
   writes: WriteRetry;
+  /** When each app was last used: a request here marks this one. */
+  recent: RecentUse;
+  /** Bounds the cold starts a restart owes; see queueStarts(). */
+  gate: StartGate;
 }
 
 /** The retry keys of an app's writes: its row, and each version's outcome. */
@@ -49,6 +56,9 @@ export const writeKeys = {
     key === `app:${appId}` || key.startsWith(`outcome:${appId}:`),
 };
 
+/** Phases on the way to serving: a queued cold start stays queued through them. */
+const STARTING: ReadonlySet<AppState> = new Set(['Pending', 'Claiming', 'Starting']);
+
 export class AppSupervisor {
   private readonly actor: Actor<typeof appMachine>;
   private readonly sandboxes: AppSandboxes;
@@ -58,6 +68,8 @@ export class AppSupervisor {
   /** Who caused the transition being processed, for the `initiator` of its events. */
   private cause: Initiator;
   private halted = false;
+  /** The restart owes this app a cold start: its claims wait for their turn at the gate. */
+  private queued = false;
 
   constructor(
     readonly appId: string,
@@ -77,6 +89,8 @@ export class AppSupervisor {
       halted: () => this.halted,
       guard,
       touch: () => this.touch(),
+      startSlot: () => (this.queued ? deps.gate.enter(appId) : undefined),
+      current: (attempt) => this.snapshot().context.attempt === attempt,
     });
     this.actor = createActor(appMachine, snapshot ? { input, snapshot } : { input });
     this.actor.on('*', (effect) => this.guard('effect', () => this.perform(effect)));
@@ -100,6 +114,8 @@ export class AppSupervisor {
   /** A command or a result, through the actor's mailbox: one at a time, in order. */
   send(event: AppMachineEvent, initiator: Initiator = 'system'): void {
     if (this.halted) return;
+    // An owner's command starts at once: only what the restart itself owes waits in line.
+    if (initiator === 'user') this.queued = false;
     this.cause = initiator;
     try {
       this.actor.send(event);
@@ -109,16 +125,28 @@ export class AppSupervisor {
   }
 
   /**
+   * The restart must start this app again (nothing of it survived): its claims, until it settles
+   * or its owner acts, wait for their turn at the gate, most recently used apps first.
+   */
+  queueStarts(): void {
+    this.queued = true;
+  }
+
+  /**
    * The server restarted: the stored state resumes, with the sandbox the last process left
    * running this app, if any. The machine decides whether it serves on; if not, it is reaped.
+   * A start it needs waits for its turn (queueStarts).
    */
   restore(at: number, adopted?: { sandbox: Sandbox; version: number }): void {
-    if (!adopted) return this.send({ type: 'RESTORE', at });
-    const sandboxId = adopted.sandbox.id;
-    this.sandboxes.hold(adopted.sandbox, adopted.version);
-    this.send({ type: 'RESTORE', at, adopted: { sandboxId, version: adopted.version } });
+    this.queued = true;
+    if (adopted) this.sandboxes.hold(adopted.sandbox, adopted.version);
+    const sandboxId = adopted?.sandbox.id;
+    const taken = adopted && { sandboxId: adopted.sandbox.id, version: adopted.version };
+    this.send({ type: 'RESTORE', at, ...(taken ? { adopted: taken } : {}) });
+    // Serving (adopted), Suspended, Failed: nothing to start, and a later wake is a visitor's.
+    if (!STARTING.has(stateOf(this.snapshot()))) this.queued = false;
     // A phase with nothing to resume (Suspended, Failed) did not take it either.
-    if (this.snapshot().context.serving !== sandboxId) this.sandboxes.reap(sandboxId);
+    if (sandboxId && this.snapshot().context.serving !== sandboxId) this.sandboxes.reap(sandboxId);
   }
 
   serving(): Sandbox | undefined {
@@ -127,6 +155,7 @@ export class AppSupervisor {
 
   touch(): void {
     this.lastRequestAt = this.deps.now();
+    this.deps.recent.mark(this.appId, this.lastRequestAt);
   }
 
   /** The row as last written or about to be, for callers that outlive it (delete). */
@@ -223,6 +252,7 @@ export class AppSupervisor {
 
   private persist(snapshot: AppSnapshot): void {
     if (snapshot.status === 'active') {
+      if (!STARTING.has(stateOf(snapshot))) this.queued = false;
       if (this.row.stage(snapshot)) this.publish('phase', this.cause);
       this.deps.writes.run(this.rowKey, () => this.row.flush());
       return;

@@ -221,6 +221,11 @@ export const configSchema = z.strictObject({
       backend: z.enum(['local', 'kubernetes']).default('local'),
       /** Idle warm sandboxes kept per template. */
       poolSize: z.number().int().min(0).max(64).default(2),
+      /**
+       * Apps a restart must start again (their sandbox did not survive it) started at once at
+       * most, most recently used first, so that a loaded host is not stampeded.
+       */
+      restoreConcurrency: z.number().int().min(1).max(256).default(4),
       /** How long an app may take from inject to answering before the deploy fails. */
       startTimeout: duration.default('30s'),
       /** The general lane's install (and build) step, on top of startTimeout. */

@@ -86,6 +86,7 @@ export function createDeployServices(
       max: config.runtime.keepPreviousMax,
     },
     writes,
+    restoreConcurrency: config.runtime.restoreConcurrency,
   });
   // The listener comes up before the apps are back: their visitors wait for them, not a 503.
   registry.holdRoutesUntilStarted();

@@ -79,6 +79,8 @@ export interface WorldOptions {
   wrapStore?: (store: Store) => Store;
   /** Keep retired sandboxes warm (off by default, as in the model walk). */
   keepRetired?: { keepMs: number; max: number };
+  /** Cold starts a restart may have under way at once (the registry's default otherwise). */
+  restoreConcurrency?: number;
 }
 
 export function world(opts: WorldOptions = {}): World {
@@ -99,6 +101,7 @@ export function world(opts: WorldOptions = {}): World {
       // Retry times exact, as the model computes them.
       jitter: () => undefined,
       keepRetired: opts.keepRetired,
+      restoreConcurrency: opts.restoreConcurrency,
       log: (level, msg, extra) => void logs.push({ level, msg, extra }),
     });
     registry.on((e) => events.push(e));

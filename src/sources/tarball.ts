@@ -187,6 +187,11 @@ function gunzip(): Gunzip {
   return createGunzip({ chunkSize: 256 * 1024 });
 }
 
+/** An upload cut off at `max` bytes, before its whole size is known. */
+export function sourceTooLarge(max: number): AppError {
+  return tooLarge(`source tarball is larger than the limit of ${size(max)}`, max);
+}
+
 function unpacksTooLarge(max: number): AppError {
   return tooLarge(`source tarball unpacks to more than the limit of ${size(max)}`, max);
 }

@@ -51,8 +51,7 @@ export async function inspectTarball(
   const maxUnpacked = limits.maxUnpackedBytes ?? DEFAULT_TARBALL_LIMITS.maxUnpackedBytes;
   const maxEntries = limits.maxEntries ?? DEFAULT_TARBALL_LIMITS.maxEntries;
   if (limits.maxCompressedBytes !== undefined && data.length > limits.maxCompressedBytes) {
-    const max = limits.maxCompressedBytes;
-    throw tooLarge(`source tarball is ${data.length} bytes, over the limit of ${size(max)}`, max);
+    throw sourceTooLarge(limits.maxCompressedBytes, data.length);
   }
   if (data.length < 2 || data[0] !== 0x1f || data[1] !== 0x8b) {
     throw badRequest('source must be a gzipped tarball (application/gzip)');
@@ -187,9 +186,10 @@ function gunzip(): Gunzip {
   return createGunzip({ chunkSize: 256 * 1024 });
 }
 
-/** An upload cut off at `max` bytes, before its whole size is known. */
-export function sourceTooLarge(max: number): AppError {
-  return tooLarge(`source tarball is larger than the limit of ${size(max)}`, max);
+/** A source over `max` bytes; `bytes` is its size when known (an upload is cut off before). */
+export function sourceTooLarge(max: number, bytes?: number): AppError {
+  const what = bytes === undefined ? 'larger than' : `${bytes} bytes, over`;
+  return tooLarge(`source tarball is ${what} the limit of ${size(max)}`, max);
 }
 
 function unpacksTooLarge(max: number): AppError {

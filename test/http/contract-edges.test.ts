@@ -14,10 +14,16 @@ import { tarGz } from '../support/tarball.js';
 const ADMIN = 'admin-key-for-contract-edge-tests';
 const MAX_SOURCE = 64 * 1024;
 
-/** Sends raw bytes and reads the whole answer until the server closes the connection. */
-function rawExchange(port: number, text: string): Promise<string> {
+/**
+ * Sends raw bytes and reads the whole answer until the server closes the connection; `keepOpen`
+ * leaves the client's side open, as a client still sending would.
+ */
+function rawExchange(port: number, text: string, keepOpen = false): Promise<string> {
   return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => socket.end(text));
+    const socket = connect(port, '127.0.0.1', () => {
+      if (keepOpen) socket.write(text);
+      else socket.end(text);
+    });
     const chunks: Buffer[] = [];
     socket.on('data', (chunk: Buffer) => chunks.push(chunk));
     socket.on('close', () => resolve(Buffer.concat(chunks).toString('utf8')));
@@ -172,6 +178,28 @@ describe('the contract at its edges', () => {
       message: 'the source part is sent twice: send exactly one source and one metadata part',
     });
     expect((await call(server.baseURL, '/v1/apps/twice', { token: ADMIN })).status).toBe(404);
+  });
+});
+
+describe('a request head that does not arrive in time', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer({ server: { headersTimeout: '1s' }, runtime: { poolSize: 0 } });
+  });
+  afterAll(() => server.stop());
+
+  it('is answered 408 in the error envelope, then the connection closes', async () => {
+    // The head never ends: the server's timeout, not the client, ends the exchange.
+    const answer = await rawExchange(
+      Number(new URL(server.baseURL).port),
+      'GET /healthz HTTP/1.1\r\nHost: localhost\r\n',
+      true,
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+    expect(bodyOf(answer)).toEqual({
+      code: 'request_timeout',
+      message: 'the request head did not arrive in time',
+    });
   });
 });
 

@@ -21,6 +21,7 @@ import { AppRowWriter } from './app-row.js';
 import type { AppSnapshot } from './app-snapshot.js';
 import { NOTE_PREFIX } from '../runtime/runtime.js';
 import type { LogRing } from './log-ring.js';
+import { FallbackSandboxes } from './fallback-sandbox.js';
 import { DeadlineTimers } from './timers.js';
 import { waitForSnapshot } from './wait-for.js';
 import { errorMessage, type AppEvent, type Log } from './types.js';
@@ -58,6 +59,7 @@ export class AppSupervisor {
   /** Who caused the transition being processed, for the `initiator` of its events. */
   private cause: Initiator;
   private halted = false;
+  private readonly fallbacks = new FallbackSandboxes();
 
   constructor(
     readonly appId: string,
@@ -123,6 +125,17 @@ export class AppSupervisor {
 
   serving(): Sandbox | undefined {
     return this.halted ? undefined : this.sandboxes.get(this.snapshot().context.serving);
+  }
+
+  /**
+   * Where the router sends a request: the serving sandbox; within a stability window, one whose
+   * connections fall back to the previous release's sandbox when the new one dies under them.
+   */
+  routable(): Sandbox | undefined {
+    const serving = this.serving();
+    const { previous } = this.snapshot().context;
+    const fallback = previous ? this.sandboxes.get(previous.sandboxId) : undefined;
+    return serving && fallback ? this.fallbacks.over(serving, fallback) : serving;
   }
 
   touch(): void {
@@ -217,6 +230,7 @@ export class AppSupervisor {
   private fire(timer: Extract<AppEffect, { type: 'arm' }>): void {
     // The machine compares the deadline with the last request itself: touch() stays a field write.
     if (timer.timer === 'retry') this.send({ type: 'RETRY', attempt: timer.attempt });
+    else if (timer.timer === 'stable') this.send({ type: 'STABLE', attempt: timer.attempt });
     else
       this.send({ type: 'IDLE_TIMEOUT', at: this.deps.now(), lastRequestAt: this.lastRequestAt });
   }

@@ -24,6 +24,8 @@ export type StatusReason =
   | 'StartFailed'
   | 'AppExited'
   | 'CrashLoop'
+  /** The new release exited within the stability window after it went live. */
+  | 'CrashedAfterSwitch'
   /** The supervisor's own reason (e.g. `UnknownTemplate`), carried by PREPARE_FAILED. */
   | 'Prepare';
 
@@ -70,6 +72,9 @@ const MESSAGES: Record<StatusReason, Describe> = {
   }),
   CrashLoop: (c, e) => ({
     message: `app exited with ${exitText(e)}, ${c.crashes.length} crashes within ${formatDuration(c.policy.crashWindowMs)}${lastLines(e)}`,
+  }),
+  CrashedAfterSwitch: (c, e) => ({
+    message: `version ${c.version} exited with ${exitText(e)} within ${formatDuration(c.policy.stabilityWindowMs)} of going live${lastLines(e)}`,
   }),
   Prepare: (_c, e) =>
     e.type === 'PREPARE_FAILED' ? { reason: e.reason, message: e.message } : { message: '' },

@@ -84,10 +84,12 @@ export class FallbackSocket extends Duplex {
     done(err);
   }
 
+  /** As net.Socket's: 0 turns it off and takes the callback back off (the HTTP client relies on it). */
   setTimeout(ms: number, onTimeout?: () => void): this {
     this.timeout = ms;
     this.current.setTimeout?.(ms);
-    if (onTimeout) this.once('timeout', onTimeout);
+    if (onTimeout && ms === 0) this.removeListener('timeout', onTimeout);
+    else if (onTimeout) this.once('timeout', onTimeout);
     return this;
   }
 

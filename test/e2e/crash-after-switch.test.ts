@@ -5,6 +5,8 @@
  * version 1 must serve again within the stability window, and the app must say why.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ApiClient } from '../../src/cli/api-client.js';
+import { waitForOutcome } from '../../src/cli/phase-watch.js';
 import { nodeApp } from '../support/apps.js';
 import { deploy } from '../support/deploy.js';
 import { requestLoop } from '../support/request-loop.js';
@@ -117,6 +119,16 @@ describe('a release that crashes after the switch (real HTTP, sandboxes, SQLite)
     expect(logs.text).toMatch(
       /\[slipway\] version 2 failed: CrashedAfterSwitch: .*; version 1 serves again/,
     );
+
+    // What `slipway deploy` reports when its check of the outcome comes after the rollback.
+    const api = new ApiClient({ url: server.baseURL, token: ALICE, from: 'env' });
+    await expect(waitForOutcome(api, name)).rejects.toMatchObject({
+      code: 'deploy_failed',
+      message: expect.stringMatching(
+        /^CrashedAfterSwitch: .*; version 1 serves again$/s,
+      ) as unknown,
+      hint: `see the logs: slipway logs ${name} --version 2`,
+    });
   }, 120_000);
 });
 

@@ -23,6 +23,7 @@ import { NOTE_PREFIX } from '../runtime/runtime.js';
 import type { LogRing } from './log-ring.js';
 import { FallbackSandboxes } from './fallback-sandbox.js';
 import { DeadlineTimers } from './timers.js';
+import { WindowProbe } from './window-probe.js';
 import { waitForSnapshot } from './wait-for.js';
 import { errorMessage, type AppEvent, type Log } from './types.js';
 import type { WarmKeep } from './warm-keep.js';
@@ -60,6 +61,7 @@ export class AppSupervisor {
   private cause: Initiator;
   private halted = false;
   private readonly fallbacks = new FallbackSandboxes();
+  private readonly probe: WindowProbe;
 
   constructor(
     readonly appId: string,
@@ -79,6 +81,12 @@ export class AppSupervisor {
       halted: () => this.halted,
       guard,
       touch: () => this.touch(),
+    });
+    this.probe = new WindowProbe({
+      everyMs: input.policy.healthProbeMs,
+      health: (id) => this.sandboxes.health(id),
+      unhealthy: (sandboxId, message) =>
+        guard('health', () => send({ type: 'UNHEALTHY', sandboxId, message, at: deps.now() })),
     });
     this.actor = createActor(appMachine, snapshot ? { input, snapshot } : { input });
     this.actor.on('*', (effect) => this.guard('effect', () => this.perform(effect)));
@@ -172,6 +180,7 @@ export class AppSupervisor {
   stop(): void {
     this.halted = true;
     this.timers.clear();
+    this.probe.stop();
     this.actor.stop();
   }
 
@@ -236,6 +245,10 @@ export class AppSupervisor {
   }
 
   private persist(snapshot: AppSnapshot): void {
+    // While a stability window is open, the release that went live is checked for health.
+    const { previous, serving } = snapshot.context;
+    const windowOpen = snapshot.status === 'active' && previous !== null && serving !== null;
+    this.probe.follow(windowOpen ? serving : undefined);
     if (snapshot.status === 'active') {
       if (this.row.stage(snapshot)) this.publish('phase', this.cause);
       this.deps.writes.run(this.rowKey, () => this.row.flush());
@@ -257,6 +270,7 @@ export class AppSupervisor {
   private broke(err: unknown): void {
     this.halted = true;
     this.timers.clear();
+    this.probe.stop();
     this.deps.log('error', 'app actor failed', { app: this.appId, err: errorMessage(err) });
     this.sandboxes.reapAll();
     const message = `internal error: ${errorMessage(err)}; deploy again to recover`;

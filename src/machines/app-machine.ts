@@ -16,6 +16,7 @@ import {
   fail,
   note,
   restore,
+  rollBackToPrevious,
   show,
 } from './app-transitions.js';
 
@@ -115,20 +116,7 @@ export const appMachine = appSetup.createMachine({
       exit: ['cancelIdle'],
       on: {
         APP_EXITED: [
-          // Within the stability window: the previous release serves again at once, and the
-          // new one is recorded Failed. No restart: it crashed on real traffic.
-          {
-            guard: 'crashesInWindow',
-            actions: [
-              'releaseServing',
-              'reinstatePrevious',
-              show('CrashedAfterSwitch'),
-              'recordCrashAfterSwitch',
-              note('failed'),
-              'keepServing',
-              show('KeptServing'),
-            ],
-          },
+          rollBackToPrevious,
           {
             guard: 'canRestart',
             target: 'Starting',
@@ -147,6 +135,7 @@ export const appMachine = appSetup.createMachine({
             actions: ['recordCrash', ...fail('CrashLoop').actions],
           },
         ],
+        UNHEALTHY: rollBackToPrevious,
         STABLE: { guard: 'isStableDue', actions: ['retirePrevious'] },
         IDLE_TIMEOUT: [
           {

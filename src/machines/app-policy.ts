@@ -17,6 +17,8 @@ export interface AppPolicy {
    * new release crashing meanwhile hands traffic straight back to it; 0: retired at the switch.
    */
   stabilityWindowMs: number;
+  /** How often the new release's health is checked during the window (the supervisor probes). */
+  healthProbeMs: number;
 }
 
 export const DEFAULT_POLICY: AppPolicy = {
@@ -28,6 +30,7 @@ export const DEFAULT_POLICY: AppPolicy = {
   crashLimit: 3,
   crashWindowMs: 5 * 60_000,
   stabilityWindowMs: 10_000,
+  healthProbeMs: 1_000,
 };
 
 /** Default idle time before suspend (spec §3: 30m). */

@@ -14,8 +14,9 @@ type Announce = { kind: 'deploy' | 'delete' | 'suspend' | 'resume'; initiator: I
 const isCurrent = ({ context, event }: Args): boolean =>
   'attempt' in event && event.attempt === context.attempt;
 
+/** The sandbox an exit or a failed health check is about. */
 const sandboxOf = (event: AppMachineEvent): string | undefined =>
-  event.type === 'APP_EXITED' ? event.sandboxId : undefined;
+  event.type === 'APP_EXITED' || event.type === 'UNHEALTHY' ? event.sandboxId : undefined;
 
 /** The candidate failed while another release serves: that one stays, the candidate goes. */
 const failsBesideServing = (args: Args): boolean =>
@@ -58,7 +59,7 @@ export const appSetup = setup({
     isRetryPending: ({ context }) => context.retryAt !== null,
     isServing: ({ context, event }) =>
       context.serving !== null && sandboxOf(event) === context.serving,
-    /** The new release died within the stability window: the one before it still runs. */
+    /** The new release died (or stopped answering) within the stability window. */
     crashesInWindow: ({ context, event }) =>
       context.previous !== null && context.serving !== null && sandboxOf(event) === context.serving,
     isPrevious: ({ context, event }) =>

@@ -94,6 +94,8 @@ export type AppMachineEvent =
   /** `reason`, when the runtime has a more telling code than `StartFailed` (`InstallFailed`). */
   | { type: 'START_FAILED'; attempt: number; message: string; reason?: string; at: number }
   | ({ type: 'APP_EXITED'; sandboxId: string; at: number } & ExitFacts)
+  /** The serving sandbox failed its health checks in a row (probed during a stability window). */
+  | { type: 'UNHEALTHY'; sandboxId: string; at: number; message: string }
   | { type: 'IDLE_TIMEOUT'; at: number; lastRequestAt?: number }
   | { type: 'SUSPEND' }
   | { type: 'WAKE' }

@@ -6,6 +6,7 @@
 import type { SnapshotFrom } from 'xstate';
 import type { AppContext, AppMachineEvent, AppState } from '../../src/machines/app-machine.js';
 import { appMachine } from '../../src/machines/app-machine.js';
+import { UNHEALTHY_MESSAGE } from '../../src/actors/window-probe.js';
 import { TEST_POLICY } from '../actors/harness.js';
 
 export type ModelSnapshot = SnapshotFrom<typeof appMachine>;
@@ -14,7 +15,9 @@ export type Labelled = AppMachineEvent & { label: string };
 export const APP = 'm';
 /** Shorter than the idle ttl: a window's end is the next timer to fire while it is open. */
 export const WINDOW_MS = 50;
-export const POLICY = { ...TEST_POLICY, stabilityWindowMs: WINDOW_MS };
+/** Three failed probes fit in a window. */
+export const PROBE_MS = 10;
+export const POLICY = { ...TEST_POLICY, stabilityWindowMs: WINDOW_MS, healthProbeMs: PROBE_MS };
 export const INPUT = { appId: APP, version: 1, ttlMs: 1_000, policy: POLICY };
 /** The model's clock: every result arrives "now"; only idle deadlines are compared against it. */
 const AT = 1_000;
@@ -121,6 +124,16 @@ export const VARIANTS: Record<string, Variant> = {
       sandboxId: c.previous?.sandboxId ?? '',
       at: AT,
       ...EXIT,
+    }),
+  },
+  // The release that went live stops answering its health checks within the window.
+  UNHEALTHY: {
+    when: (s, c) => ready(s) && c.previous !== null && c.serving !== null,
+    make: (c) => ({
+      type: 'UNHEALTHY',
+      sandboxId: c.serving ?? '',
+      at: AT,
+      message: UNHEALTHY_MESSAGE,
     }),
   },
   STABLE: {

@@ -7,7 +7,17 @@ import { expect, vi } from 'vitest';
 import { RuntimeError } from '../../src/runtime/runtime.js';
 import type { FakeSandbox } from '../actors/fake-runtime.js';
 import { flush, stage, world, type World } from '../actors/harness.js';
-import { APP, EXIT, POLICY, abstract, facts, stateOf, type ModelSnapshot } from './app-model.js';
+import {
+  APP,
+  EXIT,
+  POLICY,
+  PROBE_MS,
+  WINDOW_MS,
+  abstract,
+  facts,
+  stateOf,
+  type ModelSnapshot,
+} from './app-model.js';
 
 const TEMPLATES = ['static', 'node', 'python'];
 
@@ -61,8 +71,15 @@ export class AppSut {
       case 'CLAIM_FAILED:stale':
         runtime.settleClaim('oldest', new RuntimeError('busy', true));
         break;
-      case 'RETRY':
       case 'STABLE':
+        // Health probes come first; all pass, and the window's end follows.
+        await vi.advanceTimersByTimeAsync(WINDOW_MS);
+        break;
+      case 'UNHEALTHY':
+        runtime.failingHealth.add(registry.serving(APP) as FakeSandbox);
+        await vi.advanceTimersByTimeAsync(3 * PROBE_MS);
+        break;
+      case 'RETRY':
       case 'IDLE_TIMEOUT:elapsed':
         await vi.advanceTimersToNextTimerAsync();
         break;
@@ -176,7 +193,8 @@ export class AppSut {
     const timers =
       (state === 'Ready' && model.context.idleAt !== null ? 1 : 0) +
       (model.context.retryAt !== null ? 1 : 0) +
-      (model.context.stableAt !== null ? 1 : 0);
+      // A window's end, and the health probe that runs while it is open.
+      (model.context.stableAt !== null ? 2 : 0);
     expect(vi.getTimerCount()).toBe(timers);
   }
 

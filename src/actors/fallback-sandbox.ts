@@ -45,6 +45,11 @@ class FallbackSandbox implements Sandbox {
 export class FallbackSandboxes {
   private last: FallbackSandbox | undefined;
 
+  /** The window closed: its sandboxes are not held here any longer. */
+  forget(): void {
+    this.last = undefined;
+  }
+
   over(serving: Sandbox, fallback: Sandbox): Sandbox {
     const last = this.last;
     if (last && last.serving === serving && last.fallback === fallback) return last;

@@ -144,6 +144,7 @@ export class FallbackSocket extends Duplex {
 
   /** The current connection is gone: resend to the fallback, end cleanly, or fail. */
   private lost(): void {
+    if (this.destroyed) return; // our own end (the visitor left): nothing to answer any more
     if (this.canResend()) return this.resend(Buffer.concat(this.held ?? []));
     if (!this.ended) this.destroy(this.failure ?? new Error('the app closed the connection'));
   }

@@ -143,7 +143,9 @@ export class AppSupervisor {
     const serving = this.serving();
     const { previous } = this.snapshot().context;
     const fallback = previous ? this.sandboxes.get(previous.sandboxId) : undefined;
-    return serving && fallback ? this.fallbacks.over(serving, fallback) : serving;
+    if (serving && fallback) return this.fallbacks.over(serving, fallback);
+    this.fallbacks.forget();
+    return serving;
   }
 
   touch(): void {

@@ -3,6 +3,7 @@
  * the new release dies under is answered by the previous one when it is safe to send twice, and
  * never when it is not.
  */
+import { once } from 'node:events';
 import http from 'node:http';
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -105,6 +106,22 @@ describe('FallbackSocket', () => {
     await expect(send('GET')).rejects.toThrow(/aborted|socket hang up|ECONNRESET/);
     expect(fallback.connections).toBe(0);
     agent.destroy();
+  });
+
+  it('resends nothing when the visitor gives up on the request itself', async () => {
+    const [holds, old] = await Promise.all([serve(() => undefined), answers('old')]);
+    servers.push(holds, old);
+    const primary = net.connect(holds.port, '127.0.0.1');
+    let dialled = 0;
+    const socket = new FallbackSocket(primary, () => {
+      dialled += 1;
+      return net.connect(old.port, '127.0.0.1');
+    });
+    socket.write('GET / HTTP/1.1\r\nhost: app\r\n\r\n');
+    socket.destroy();
+    // Its own listener on the primary's close ran first: had it resent, it would have dialled.
+    await once(primary, 'close');
+    expect(dialled).toBe(0);
   });
 
   it('moves a kept-alive connection to the fallback for good once the primary dies', async () => {

@@ -24,7 +24,7 @@ export type StatusReason =
   | 'StartFailed'
   | 'AppExited'
   | 'CrashLoop'
-  /** The new release exited within the stability window after it went live. */
+  /** The new release exited or stopped answering within the stability window after going live. */
   | 'CrashedAfterSwitch'
   /** The supervisor's own reason (e.g. `UnknownTemplate`), carried by PREPARE_FAILED. */
   | 'Prepare';

@@ -184,6 +184,20 @@ export class AppSandboxes {
     }
   }
 
+  /** Whether the sandbox's app answers; false for one this app no longer holds. */
+  async health(sandboxId: string): Promise<boolean> {
+    const sandbox = this.held.get(sandboxId);
+    if (!sandbox) return false;
+    return this.deps.runtime.health(sandbox).catch((err: unknown) => {
+      this.deps.log('warn', 'health check failed', {
+        app: this.appId,
+        sandbox: sandboxId,
+        err: errorMessage(err),
+      });
+      return false;
+    });
+  }
+
   /** Taken out of service by a newer version: kept warm when the keep has room, else reaped. */
   retire(sandboxId: string): void {
     const kept = this.held.has(sandboxId) && !this.deps.halted() && this.warmth.park(sandboxId);

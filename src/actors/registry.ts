@@ -207,7 +207,7 @@ export class AppRegistry {
     if (this.starting && !this.apps.has(appId)) await waitOrTimeout(this.starting, waitMs);
     const app = this.live(appId);
     if (!app) return undefined;
-    const serving = app.serving();
+    const serving = app.routable();
     if (serving) return serving;
     // A visitor waits for it: its cold start goes before those nobody asked for yet.
     this.recent.mark(appId, this.now());
@@ -219,7 +219,7 @@ export class AppRegistry {
       (s) => s.context.serving !== null || SETTLED.has(stateOf(s)),
       waitMs,
     );
-    return s.status === 'active' ? app.serving() : undefined;
+    return s.status === 'active' ? app.routable() : undefined;
   }
 
   /** The app's phase as its actor has it (the row's for an app without one); undefined: no app. */

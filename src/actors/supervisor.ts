@@ -24,7 +24,9 @@ import { NOTE_PREFIX } from '../runtime/runtime.js';
 import type { LogRing } from './log-ring.js';
 import type { RecentUse } from './recent-use.js';
 import type { StartGate } from './start-gate.js';
+import { FallbackSandboxes } from './fallback-sandbox.js';
 import { DeadlineTimers } from './timers.js';
+import { WindowProbe } from './window-probe.js';
 import { waitForSnapshot } from './wait-for.js';
 import { errorMessage, type AppEvent, type Log } from './types.js';
 import type { WarmKeep } from './warm-keep.js';
@@ -70,6 +72,8 @@ export class AppSupervisor {
   private halted = false;
   /** The restart owes this app a cold start: its claims wait for their turn at the gate. */
   private queued = false;
+  private readonly fallbacks = new FallbackSandboxes();
+  private readonly probe: WindowProbe;
 
   constructor(
     readonly appId: string,
@@ -91,6 +95,12 @@ export class AppSupervisor {
       touch: () => this.touch(),
       startSlot: () => (this.queued ? deps.gate.enter(appId) : undefined),
       current: (attempt) => this.snapshot().context.attempt === attempt,
+    });
+    this.probe = new WindowProbe({
+      everyMs: input.policy.healthProbeMs,
+      health: (id) => this.sandboxes.health(id),
+      unhealthy: (sandboxId, message) =>
+        guard('health', () => send({ type: 'UNHEALTHY', sandboxId, message, at: deps.now() })),
     });
     this.actor = createActor(appMachine, snapshot ? { input, snapshot } : { input });
     this.actor.on('*', (effect) => this.guard('effect', () => this.perform(effect)));
@@ -153,6 +163,19 @@ export class AppSupervisor {
     return this.halted ? undefined : this.sandboxes.get(this.snapshot().context.serving);
   }
 
+  /**
+   * Where the router sends a request: the serving sandbox; within a stability window, one whose
+   * connections fall back to the previous release's sandbox when the new one dies under them.
+   */
+  routable(): Sandbox | undefined {
+    const serving = this.serving();
+    const { previous } = this.snapshot().context;
+    const fallback = previous ? this.sandboxes.get(previous.sandboxId) : undefined;
+    if (serving && fallback) return this.fallbacks.over(serving, fallback);
+    this.fallbacks.forget();
+    return serving;
+  }
+
   touch(): void {
     this.lastRequestAt = this.deps.now();
     this.deps.recent.mark(this.appId, this.lastRequestAt);
@@ -188,6 +211,7 @@ export class AppSupervisor {
   stop(): void {
     this.halted = true;
     this.timers.clear();
+    this.probe.stop();
     this.actor.stop();
   }
 
@@ -246,11 +270,16 @@ export class AppSupervisor {
   private fire(timer: Extract<AppEffect, { type: 'arm' }>): void {
     // The machine compares the deadline with the last request itself: touch() stays a field write.
     if (timer.timer === 'retry') this.send({ type: 'RETRY', attempt: timer.attempt });
+    else if (timer.timer === 'stable') this.send({ type: 'STABLE', attempt: timer.attempt });
     else
       this.send({ type: 'IDLE_TIMEOUT', at: this.deps.now(), lastRequestAt: this.lastRequestAt });
   }
 
   private persist(snapshot: AppSnapshot): void {
+    // While a stability window is open, the release that went live is checked for health.
+    const { previous, serving } = snapshot.context;
+    const windowOpen = snapshot.status === 'active' && previous !== null && serving !== null;
+    this.probe.follow(windowOpen ? serving : undefined);
     if (snapshot.status === 'active') {
       if (!STARTING.has(stateOf(snapshot))) this.queued = false;
       if (this.row.stage(snapshot)) this.publish('phase', this.cause);
@@ -273,6 +302,7 @@ export class AppSupervisor {
   private broke(err: unknown): void {
     this.halted = true;
     this.timers.clear();
+    this.probe.stop();
     this.deps.log('error', 'app actor failed', { app: this.appId, err: errorMessage(err) });
     this.sandboxes.reapAll();
     const message = `internal error: ${errorMessage(err)}; deploy again to recover`;

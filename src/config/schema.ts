@@ -154,6 +154,15 @@ export const configSchema = z.strictObject({
       defaultAccess: z.enum(['public', 'private']).default('public'),
     })
     .prefault({}),
+  releases: z
+    .strictObject({
+      /**
+       * After a new release goes live, how long the one it replaced stays running, unrouted: a new
+       * release that crashes meanwhile hands traffic straight back to it. 0: no window.
+       */
+      stabilityWindow: duration.default('10s'),
+    })
+    .prefault({}),
   /**
    * Where source tarballs live (spec §4 /internal/sources): `served` on the data dir, served to the
    * agents by the control plane; `s3` in an S3-compatible bucket, pulled by the agents through

@@ -81,6 +81,7 @@ export function createDeployServices(
     sourceStore,
     appUrl: (name) => urls.appUrl(name),
     log,
+    policy: { stabilityWindowMs: durationMs(config.releases.stabilityWindow) },
     keepRetired: {
       keepMs: durationMs(config.runtime.keepPrevious),
       max: config.runtime.keepPreviousMax,

@@ -17,6 +17,9 @@ export const TEST_POLICY: AppPolicy = {
   restartMaxMs: 40,
   crashLimit: 3,
   crashWindowMs: 60 * 60_000,
+  // Retired at the switch, as before stability windows: the model walk and its own tests open one.
+  stabilityWindowMs: 0,
+  healthProbeMs: 10,
 };
 
 /** Timers and the clock are fake; setImmediate stays real so `flush` can let the actors run. */

@@ -15,6 +15,7 @@ import {
 } from '../runtime/runtime.js';
 import type { LogRing } from './log-ring.js';
 import { planStart } from './start-plan.js';
+import type { ReleaseSlot } from './start-gate.js';
 import { AppWarmth } from './app-warmth.js';
 import { errorMessage, type Log } from './types.js';
 import type { WarmKeep } from './warm-keep.js';
@@ -38,6 +39,13 @@ export interface SandboxDeps {
   keep: WarmKeep;
   /** A visitor reached the app directly (not through the router): the app is not idle. */
   touch: () => void;
+  /**
+   * The turn of a cold start the restart queue bounds (undefined: this one is not queued); it
+   * resolves undefined when the server stops before the turn came.
+   */
+  startSlot: () => Promise<ReleaseSlot | undefined> | undefined;
+  /** True while `attempt` is the machine's current start attempt. */
+  current: (attempt: number) => boolean;
 }
 
 export class AppSandboxes {
@@ -45,6 +53,8 @@ export class AppSandboxes {
   /** The version each held sandbox runs, for its log lines. */
   private readonly versions = new Map<string, number>();
   private readonly reaps = new Set<Promise<void>>();
+  /** Queued cold starts under way, by sandbox: the slot is given back once its start ends. */
+  private readonly slots = new Map<string, ReleaseSlot>();
   private readonly ring: LogRing;
   private readonly warmth: AppWarmth;
 
@@ -98,10 +108,22 @@ export class AppSandboxes {
       this.versions.set(warm.id, version);
       return send({ type: 'CLAIMED', attempt, sandboxId: warm.id });
     }
+    const queued = this.deps.startSlot();
+    const slot = queued && (await queued);
+    if (queued) {
+      if (!slot || this.deps.halted()) return slot?.();
+      // A newer attempt (a deploy) took over while this one waited: nothing is owed a sandbox.
+      if (!this.deps.current(attempt)) {
+        slot();
+        const message = 'superseded while waiting for its turn to start';
+        return send({ type: 'CLAIM_FAILED', attempt, transient: false, message, at: now() });
+      }
+    }
     let sandbox: Sandbox;
     try {
       sandbox = await this.deps.runtime.claim(plan.template, this.appId);
     } catch (err) {
+      slot?.();
       const transient = err instanceof RuntimeError && err.transient;
       return send({
         type: 'CLAIM_FAILED',
@@ -113,12 +135,21 @@ export class AppSandboxes {
       });
     }
     this.hold(sandbox, version);
+    if (slot) this.slots.set(sandbox.id, slot);
     // Deleted or shut down meanwhile: nothing will ever route to it.
     if (this.deps.halted()) return this.reap(sandbox.id);
     send({ type: 'CLAIMED', attempt, sandboxId: sandbox.id });
   }
 
   async inject(attempt: number, version: number, sandboxId: string): Promise<void> {
+    try {
+      await this.start(attempt, version, sandboxId);
+    } finally {
+      this.freeSlot(sandboxId);
+    }
+  }
+
+  private async start(attempt: number, version: number, sandboxId: string): Promise<void> {
     const { send } = this.deps;
     const sandbox = this.held.get(sandboxId);
     if (!sandbox) return; // reaped: the attempt was superseded
@@ -153,6 +184,20 @@ export class AppSandboxes {
     }
   }
 
+  /** Whether the sandbox's app answers; false for one this app no longer holds. */
+  async health(sandboxId: string): Promise<boolean> {
+    const sandbox = this.held.get(sandboxId);
+    if (!sandbox) return false;
+    return this.deps.runtime.health(sandbox).catch((err: unknown) => {
+      this.deps.log('warn', 'health check failed', {
+        app: this.appId,
+        sandbox: sandboxId,
+        err: errorMessage(err),
+      });
+      return false;
+    });
+  }
+
   /** Taken out of service by a newer version: kept warm when the keep has room, else reaped. */
   retire(sandboxId: string): void {
     const kept = this.held.has(sandboxId) && !this.deps.halted() && this.warmth.park(sandboxId);
@@ -171,6 +216,7 @@ export class AppSandboxes {
     this.held.delete(sandboxId);
     this.versions.delete(sandboxId);
     this.warmth.forget(sandboxId);
+    this.freeSlot(sandboxId);
     const done: Promise<void> = Promise.resolve()
       .then(() => this.deps.runtime.reap(sandbox))
       .catch((err: unknown) => {
@@ -212,8 +258,14 @@ export class AppSandboxes {
     );
   }
 
+  private freeSlot(sandboxId: string): void {
+    this.slots.get(sandboxId)?.();
+    this.slots.delete(sandboxId);
+  }
+
   private exited(sandboxId: string, exit: AppExit): void {
     this.warmth.forget(sandboxId);
+    this.freeSlot(sandboxId);
     // The machine writes the note that says so; the last lines are the app's own, not ours.
     const lastLines = exit.lastLines.length > 0 ? exit.lastLines : this.ring.tail(20);
     const { code, signal } = exit;

@@ -18,6 +18,8 @@ import { AppEventBus, lifecycleEvent } from './app-events.js';
 import { inputFor, restore, stateOf, type AppSnapshot } from './app-snapshot.js';
 import { AppLogs } from './app-logs.js';
 import type { AppLogLine, LogFollower } from './log-ring.js';
+import { RecentUse } from './recent-use.js';
+import { StartGate } from './start-gate.js';
 import { AppSupervisor, writeKeys } from './supervisor.js';
 import {
   consoleLog,
@@ -45,6 +47,9 @@ export class AppRegistry {
   private readonly policy: AppPolicy;
   private readonly waitMs: number;
   private readonly writes: WriteRetry;
+  private readonly recent: RecentUse;
+  /** The cold starts a restart owes, a few at a time, most recently used apps first. */
+  private readonly gate: StartGate;
   /** Aborted once the server drains: deploys and resumes stop waiting for their app. */
   private readonly callers = new AbortController();
   /** Until start() has rehydrated the apps: the router holds their requests meanwhile. */
@@ -59,6 +64,8 @@ export class AppRegistry {
     this.waitMs = deps.deployWaitMs ?? 10_000;
     this.logLines = new AppLogs(this.log);
     this.writes = deps.writes ?? new WriteRetry({ log: this.log });
+    this.recent = new RecentUse(deps.store, this.log, deps.lastUseFlushMs ?? 30_000);
+    this.gate = new StartGate(deps.restoreConcurrency ?? 4, (id) => this.recent.of(id));
     this.keep = new WarmKeep(deps.keepRetired, (err) =>
       this.log('error', 'reaping a kept sandbox failed', { err: errorMessage(err) }),
     );
@@ -94,7 +101,10 @@ export class AppRegistry {
     for (const a of this.deps.runtime.adopted?.() ?? []) {
       adopted.set(a.appId, [...(adopted.get(a.appId) ?? []), a]);
     }
-    for (const row of this.deps.store.listApps({}).items) {
+    // The most recently used first: the cold starts they owe reach the gate in that order.
+    const rows = this.deps.store.listApps({}).items;
+    rows.sort((a, b) => this.recent.of(b.id) - this.recent.of(a.id));
+    for (const row of rows) {
       if (this.apps.has(row.id)) continue; // already running (start called twice)
       const left = adopted.get(row.id) ?? [];
       adopted.delete(row.id);
@@ -113,6 +123,8 @@ export class AppRegistry {
   async stop(): Promise<void> {
     const all = [...this.apps.values()];
     this.apps.clear();
+    this.gate.close();
+    this.recent.stop();
     this.keep.clear();
     this.logLines.closeAll({ code: 'not_ready', message: 'the server is shutting down' });
     for (const app of all) app.stop();
@@ -175,6 +187,7 @@ export class AppRegistry {
     // A row write still waiting must not land on a new app of the same name.
     this.writes.drop(writeKeys.of(appId));
     this.logLines.remove(appId, { code: 'not_found', message: 'the app was deleted' });
+    this.recent.forget(appId);
     const versions = this.deps.store.deleteApp(appId);
     this.deps.runtime.forget?.(appId);
     await Promise.all(
@@ -194,8 +207,11 @@ export class AppRegistry {
     if (this.starting && !this.apps.has(appId)) await waitOrTimeout(this.starting, waitMs);
     const app = this.live(appId);
     if (!app) return undefined;
-    const serving = app.serving();
+    const serving = app.routable();
     if (serving) return serving;
+    // A visitor waits for it: its cold start goes before those nobody asked for yet.
+    this.recent.mark(appId, this.now());
+    this.gate.promote(appId);
     const state = stateOf(app.snapshot());
     if (state === 'Failed') return undefined;
     if (state === 'Suspended') app.send({ type: 'WAKE' }, 'system');
@@ -203,7 +219,7 @@ export class AppRegistry {
       (s) => s.context.serving !== null || SETTLED.has(stateOf(s)),
       waitMs,
     );
-    return s.status === 'active' ? app.serving() : undefined;
+    return s.status === 'active' ? app.routable() : undefined;
   }
 
   /** The app's phase as its actor has it (the row's for an app without one); undefined: no app. */
@@ -261,7 +277,7 @@ export class AppRegistry {
     // Acknowledged but never started (the server died first): deploy it now.
     if (!snapshot) {
       this.reapAdopted(left);
-      if (input.version > 0) this.spawn(row, input);
+      if (input.version > 0) this.spawn(row, input).queueStarts();
       return;
     }
     const app = this.spawn(row, input, snapshot);
@@ -314,6 +330,8 @@ export class AppRegistry {
       ring: this.logLines.ringOf(row.id),
       keep: this.keep,
       writes: this.writes,
+      recent: this.recent,
+      gate: this.gate,
     };
     const app = new AppSupervisor(row.id, deps, input, snapshot, initiator);
     this.apps.set(row.id, app);

@@ -10,6 +10,7 @@ import {
   type AppEffect,
   type AppInput,
   type AppMachineEvent,
+  type AppState,
   type Initiator,
 } from '../machines/app-machine.js';
 import type { AppRecord, Store } from '../persistence/store.js';
@@ -18,10 +19,14 @@ import type { Runtime, Sandbox } from '../runtime/runtime.js';
 import { AppSandboxes } from './app-sandboxes.js';
 import { lifecycleEvent } from './app-events.js';
 import { AppRowWriter } from './app-row.js';
-import type { AppSnapshot } from './app-snapshot.js';
+import { stateOf, type AppSnapshot } from './app-snapshot.js';
 import { NOTE_PREFIX } from '../runtime/runtime.js';
 import type { LogRing } from './log-ring.js';
+import type { RecentUse } from './recent-use.js';
+import type { StartGate } from './start-gate.js';
+import { FallbackSandboxes } from './fallback-sandbox.js';
 import { DeadlineTimers } from './timers.js';
+import { WindowProbe } from './window-probe.js';
 import { waitForSnapshot } from './wait-for.js';
 import { errorMessage, type AppEvent, type Log } from './types.js';
 import type { WarmKeep } from './warm-keep.js';
@@ -38,6 +43,10 @@ export interface SupervisorDeps {
   keep: WarmKeep;
   /** Where the row and outcome writes the disk refused wait to be tried again. */
   writes: WriteRetry;
+  /** When each app was last used: a request here marks this one. */
+  recent: RecentUse;
+  /** Bounds the cold starts a restart owes; see queueStarts(). */
+  gate: StartGate;
 }
 
 /** The retry keys of an app's writes: its row, and each version's outcome. */
@@ -49,6 +58,9 @@ export const writeKeys = {
     key === `app:${appId}` || key.startsWith(`outcome:${appId}:`),
 };
 
+/** Phases on the way to serving: a queued cold start stays queued through them. */
+const STARTING: ReadonlySet<AppState> = new Set(['Pending', 'Claiming', 'Starting']);
+
 export class AppSupervisor {
   private readonly actor: Actor<typeof appMachine>;
   private readonly sandboxes: AppSandboxes;
@@ -58,6 +70,10 @@ export class AppSupervisor {
   /** Who caused the transition being processed, for the `initiator` of its events. */
   private cause: Initiator;
   private halted = false;
+  /** The restart owes this app a cold start: its claims wait for their turn at the gate. */
+  private queued = false;
+  private readonly fallbacks = new FallbackSandboxes();
+  private readonly probe: WindowProbe;
 
   constructor(
     readonly appId: string,
@@ -77,6 +93,14 @@ export class AppSupervisor {
       halted: () => this.halted,
       guard,
       touch: () => this.touch(),
+      startSlot: () => (this.queued ? deps.gate.enter(appId) : undefined),
+      current: (attempt) => this.snapshot().context.attempt === attempt,
+    });
+    this.probe = new WindowProbe({
+      everyMs: input.policy.healthProbeMs,
+      health: (id) => this.sandboxes.health(id),
+      unhealthy: (sandboxId, message) =>
+        guard('health', () => send({ type: 'UNHEALTHY', sandboxId, message, at: deps.now() })),
     });
     this.actor = createActor(appMachine, snapshot ? { input, snapshot } : { input });
     this.actor.on('*', (effect) => this.guard('effect', () => this.perform(effect)));
@@ -100,6 +124,8 @@ export class AppSupervisor {
   /** A command or a result, through the actor's mailbox: one at a time, in order. */
   send(event: AppMachineEvent, initiator: Initiator = 'system'): void {
     if (this.halted) return;
+    // An owner's command starts at once: only what the restart itself owes waits in line.
+    if (initiator === 'user') this.queued = false;
     this.cause = initiator;
     try {
       this.actor.send(event);
@@ -109,24 +135,50 @@ export class AppSupervisor {
   }
 
   /**
+   * The restart must start this app again (nothing of it survived): its claims, until it settles
+   * or its owner acts, wait for their turn at the gate, most recently used apps first.
+   */
+  queueStarts(): void {
+    this.queued = true;
+  }
+
+  /**
    * The server restarted: the stored state resumes, with the sandbox the last process left
    * running this app, if any. The machine decides whether it serves on; if not, it is reaped.
+   * A start it needs waits for its turn (queueStarts).
    */
   restore(at: number, adopted?: { sandbox: Sandbox; version: number }): void {
-    if (!adopted) return this.send({ type: 'RESTORE', at });
-    const sandboxId = adopted.sandbox.id;
-    this.sandboxes.hold(adopted.sandbox, adopted.version);
-    this.send({ type: 'RESTORE', at, adopted: { sandboxId, version: adopted.version } });
+    this.queued = true;
+    if (adopted) this.sandboxes.hold(adopted.sandbox, adopted.version);
+    const sandboxId = adopted?.sandbox.id;
+    const taken = adopted && { sandboxId: adopted.sandbox.id, version: adopted.version };
+    this.send({ type: 'RESTORE', at, ...(taken ? { adopted: taken } : {}) });
+    // Serving (adopted), Suspended, Failed: nothing to start, and a later wake is a visitor's.
+    if (!STARTING.has(stateOf(this.snapshot()))) this.queued = false;
     // A phase with nothing to resume (Suspended, Failed) did not take it either.
-    if (this.snapshot().context.serving !== sandboxId) this.sandboxes.reap(sandboxId);
+    if (sandboxId && this.snapshot().context.serving !== sandboxId) this.sandboxes.reap(sandboxId);
   }
 
   serving(): Sandbox | undefined {
     return this.halted ? undefined : this.sandboxes.get(this.snapshot().context.serving);
   }
 
+  /**
+   * Where the router sends a request: the serving sandbox; within a stability window, one whose
+   * connections fall back to the previous release's sandbox when the new one dies under them.
+   */
+  routable(): Sandbox | undefined {
+    const serving = this.serving();
+    const { previous } = this.snapshot().context;
+    const fallback = previous ? this.sandboxes.get(previous.sandboxId) : undefined;
+    if (serving && fallback) return this.fallbacks.over(serving, fallback);
+    this.fallbacks.forget();
+    return serving;
+  }
+
   touch(): void {
     this.lastRequestAt = this.deps.now();
+    this.deps.recent.mark(this.appId, this.lastRequestAt);
   }
 
   /** The row as last written or about to be, for callers that outlive it (delete). */
@@ -159,6 +211,7 @@ export class AppSupervisor {
   stop(): void {
     this.halted = true;
     this.timers.clear();
+    this.probe.stop();
     this.actor.stop();
   }
 
@@ -217,12 +270,18 @@ export class AppSupervisor {
   private fire(timer: Extract<AppEffect, { type: 'arm' }>): void {
     // The machine compares the deadline with the last request itself: touch() stays a field write.
     if (timer.timer === 'retry') this.send({ type: 'RETRY', attempt: timer.attempt });
+    else if (timer.timer === 'stable') this.send({ type: 'STABLE', attempt: timer.attempt });
     else
       this.send({ type: 'IDLE_TIMEOUT', at: this.deps.now(), lastRequestAt: this.lastRequestAt });
   }
 
   private persist(snapshot: AppSnapshot): void {
+    // While a stability window is open, the release that went live is checked for health.
+    const { previous, serving } = snapshot.context;
+    const windowOpen = snapshot.status === 'active' && previous !== null && serving !== null;
+    this.probe.follow(windowOpen ? serving : undefined);
     if (snapshot.status === 'active') {
+      if (!STARTING.has(stateOf(snapshot))) this.queued = false;
       if (this.row.stage(snapshot)) this.publish('phase', this.cause);
       this.deps.writes.run(this.rowKey, () => this.row.flush());
       return;
@@ -243,6 +302,7 @@ export class AppSupervisor {
   private broke(err: unknown): void {
     this.halted = true;
     this.timers.clear();
+    this.probe.stop();
     this.deps.log('error', 'app actor failed', { app: this.appId, err: errorMessage(err) });
     this.sandboxes.reapAll();
     const message = `internal error: ${errorMessage(err)}; deploy again to recover`;

@@ -43,6 +43,10 @@ export interface RegistryDeps {
   keepRetired?: WarmKeepOptions;
   /** Retries row and outcome writes the store refused; one of its own when omitted. */
   writes?: WriteRetry;
+  /** Cold starts a restart owes that may be under way at once (runtime.restoreConcurrency). */
+  restoreConcurrency?: number;
+  /** How often the apps' last-use times reach the store (default 30 s; 0: only at stop). */
+  lastUseFlushMs?: number;
 }
 
 export interface WaitOptions {

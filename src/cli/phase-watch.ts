@@ -84,9 +84,11 @@ function deployFailed(view: AppView): CliError {
   const last = view.last_deploy;
   const reason = last?.reason ?? view.reason;
   const message = last?.message ?? view.message;
+  // A version that went live and crashed within the stability window handed traffic back.
+  const again = last?.reason === 'CrashedAfterSwitch' ? 'serves again' : 'is still serving';
   const serving =
     view.live_version !== null && view.phase !== 'Failed'
-      ? `; version ${view.live_version} is still serving`
+      ? `; version ${view.live_version} ${again}`
       : '';
   const version = last ? ` --version ${last.version}` : '';
   return new CliError(

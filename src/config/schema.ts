@@ -154,6 +154,15 @@ export const configSchema = z.strictObject({
       defaultAccess: z.enum(['public', 'private']).default('public'),
     })
     .prefault({}),
+  releases: z
+    .strictObject({
+      /**
+       * After a new release goes live, how long the one it replaced stays running, unrouted: a new
+       * release that crashes meanwhile hands traffic straight back to it. 0: no window.
+       */
+      stabilityWindow: duration.default('10s'),
+    })
+    .prefault({}),
   /**
    * Where source tarballs live (spec §4 /internal/sources): `served` on the data dir, served to the
    * agents by the control plane; `s3` in an S3-compatible bucket, pulled by the agents through
@@ -221,6 +230,11 @@ export const configSchema = z.strictObject({
       backend: z.enum(['local', 'kubernetes']).default('local'),
       /** Idle warm sandboxes kept per template. */
       poolSize: z.number().int().min(0).max(64).default(2),
+      /**
+       * Apps a restart must start again (their sandbox did not survive it) started at once at
+       * most, most recently used first, so that a loaded host is not stampeded.
+       */
+      restoreConcurrency: z.number().int().min(1).max(256).default(4),
       /** How long an app may take from inject to answering before the deploy fails. */
       startTimeout: duration.default('30s'),
       /** The general lane's install (and build) step, on top of startTimeout. */

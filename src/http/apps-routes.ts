@@ -8,6 +8,7 @@ import type { AppService } from '../services/app-service.js';
 import { deployFailure } from '../services/deploy-failure.js';
 import { appView } from '../services/app-view.js';
 import { parseMetadataJson } from '../services/deploy-metadata.js';
+import { sourceTooLarge } from '../sources/tarball.js';
 import {
   appAccepted,
   appIdParams,
@@ -36,7 +37,7 @@ export function appsRoutes(service: AppService, registry: AppRegistry, maxSource
 
     app.post('/v1/deploy', { schema: { response: deployResponse } }, async (request, reply) => {
       const identity = requireIdentity(request);
-      const { metadataText, source } = await readDeployParts(request);
+      const { metadataText, source } = await readDeployParts(request, maxSourceBytes);
       const metadata = parseMetadataJson(metadataText);
       if (!source || source.length === 0) {
         throw new AppError(
@@ -120,9 +121,13 @@ export function appsRoutes(service: AppService, registry: AppRegistry, maxSource
 
 const idOf = (request: FastifyRequest): string => (request.params as { id: string }).id;
 
-/** Reads both parts in whatever order they come; every file stream is consumed so none hangs. */
+/**
+ * Reads both parts in whatever order they come; every file stream is consumed so none hangs. Each
+ * part comes once: of two sources, which one would be deployed?
+ */
 async function readDeployParts(
   request: FastifyRequest,
+  maxSourceBytes: number,
 ): Promise<{ metadataText?: string; source?: Buffer }> {
   if (!request.isMultipart()) {
     throw new AppError(
@@ -134,8 +139,12 @@ async function readDeployParts(
   let metadataText: string | undefined;
   let source: Buffer | undefined;
   let oversized = false;
+  const seen = new Set<string>();
+  let repeated: string | undefined;
   try {
     for await (const part of request.parts()) {
+      if (seen.has(part.fieldname)) repeated ??= part.fieldname;
+      seen.add(part.fieldname);
       if (part.type === 'file') {
         const data = await part.toBuffer();
         if (part.fieldname === 'source') source = data;
@@ -149,9 +158,16 @@ async function readDeployParts(
       }
     }
   } catch (err) {
-    throw multipartError(err);
+    throw multipartError(err, maxSourceBytes);
   }
   // Checked once every part is read, so no file stream is left hanging.
+  if (repeated === 'source' || repeated === 'metadata') {
+    throw new AppError(
+      400,
+      'bad_multipart',
+      `the ${repeated} part is sent twice: send exactly one source and one metadata part`,
+    );
+  }
   if (oversized || Buffer.byteLength(metadataText ?? '') > METADATA_MAX_BYTES) {
     throw new AppError(400, 'bad_metadata', 'the metadata part is larger than 256 KiB', {
       field: 'metadata',
@@ -160,12 +176,10 @@ async function readDeployParts(
   return { metadataText, source };
 }
 
-function multipartError(err: unknown): AppError {
+function multipartError(err: unknown, maxSourceBytes: number): AppError {
   if (err instanceof AppError) return err;
   const code = (err as { code?: string }).code;
-  if (code === 'FST_REQ_FILE_TOO_LARGE') {
-    return new AppError(413, 'payload_too_large', 'source tarball is larger than 50 MB');
-  }
+  if (code === 'FST_REQ_FILE_TOO_LARGE') return sourceTooLarge(maxSourceBytes);
   if (code === 'FST_FIELDS_LIMIT' || code === 'FST_FILES_LIMIT' || code === 'FST_PARTS_LIMIT') {
     return new AppError(400, 'bad_multipart', 'too many parts: send exactly source and metadata');
   }

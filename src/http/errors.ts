@@ -5,7 +5,7 @@ import { asStorageUnavailable } from '../persistence/storage-faults.js';
 /** Renders every error, including fastify's own, as the spec's error body `{code, message, details?}`. */
 export function installErrorHandlers(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | AppError, request, reply) => {
-    const appError = toAppError(error);
+    const appError = toAppError(error, request);
     // AppErrors are answers (503 not_ready, 500 deploy_failed); only the unexpected is logged
     // (a storage fault that reached here unconverted too: where it came from is worth knowing).
     if (!(error instanceof AppError) && appError.status >= 500) {
@@ -33,7 +33,7 @@ export function frameworkError(error: FastifyError, _request: FastifyRequest, re
   void reply.status(status).send(new AppError(status, 'bad_request', message).toBody());
 }
 
-function toAppError(error: FastifyError | AppError): AppError {
+function toAppError(error: FastifyError | AppError, request: FastifyRequest): AppError {
   if (error instanceof AppError) return error;
   const storage = asStorageUnavailable(error);
   if (storage) return storage;
@@ -44,9 +44,15 @@ function toAppError(error: FastifyError | AppError): AppError {
     });
   }
   switch (error.code) {
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-    case 'FST_REQ_FILE_TOO_LARGE':
-      return new AppError(413, 'payload_too_large', 'request body is too large');
+    case 'FST_ERR_CTP_BODY_TOO_LARGE': {
+      const limitBytes = request.routeOptions.bodyLimit;
+      return new AppError(
+        413,
+        'payload_too_large',
+        `the request body is larger than the limit of ${limitBytes} bytes`,
+        { limitBytes },
+      );
+    }
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new AppError(415, 'unsupported_media_type', 'unsupported content type');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':

@@ -14,9 +14,10 @@ import { authRoutes } from './auth-routes.js';
 import { dashboardRoutes } from './dashboard-routes.js';
 import { departmentsRoutes } from './departments-routes.js';
 import { docsPlugin } from './docs.js';
+import { answerClientError } from './client-errors.js';
 import { frameworkError, installErrorHandlers } from './errors.js';
-import { acceptEmptyJson } from './json-body.js';
-import { methodGuardPlugin } from './method-guard.js';
+import { readJsonOnly } from './json-only.js';
+import { MAX_PARAM_LENGTH, methodGuardPlugin } from './method-guard.js';
 import { strictQueryPlugin } from './strict-query.js';
 import { Metrics, metricsPlugin } from './metrics.js';
 import { probesPlugin } from './probes.js';
@@ -73,12 +74,12 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     // Bodies are never coerced ("1" is not a version); query strings are converted strictly by
     // strict-query.ts, and only where the spec types them.
     ajv: { customOptions: { coerceTypes: false } },
-    // User ids may be 255 characters (OIDC subjects), percent-encoded up to three times longer;
-    // the routes' schemas bound each parameter and answer a 400 in the error envelope.
-    routerOptions: { maxParamLength: 2_048 },
+    // The routes' schemas bound each parameter and answer a 400 in the error envelope.
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     // HEAD is served where the spec names it (source blobs), not on every GET.
     exposeHeadRoutes: false,
     frameworkErrors: frameworkError,
+    clientErrorHandler: answerClientError,
     // By the time fastify closes, the drain has answered or cut every request (drain.ts): what
     // is left is closed rather than waited for.
     forceCloseConnections: true,
@@ -105,7 +106,9 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   app.readiness.register('runtime', () => deploy.runtimeReadiness());
 
   installErrorHandlers(app);
-  acceptEmptyJson(app);
+  readJsonOnly(app);
+  // Before every other guard: a wrong method on a known path is 405 whoever asks, from wherever.
+  await app.register(methodGuardPlugin);
   if (!config.auth.enabled) await app.register(hostGuardPlugin({ extraHosts: extraHosts(config) }));
   await app.register(
     originGuardPlugin({
@@ -114,8 +117,6 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     }),
   );
   await app.register(oversizePlugin({ maxDrainBytes: 2 * config.limits.maxSourceBytes }));
-  // Before auth: a wrong method on a known path is 405 whoever asks.
-  await app.register(methodGuardPlugin);
   await app.register(strictQueryPlugin);
   // Auth before any route plugin: its onRequest hook guards every protected path.
   await app.register(authPlugin);

@@ -16,6 +16,7 @@ import {
   fail,
   note,
   restore,
+  rollBackToPrevious,
   show,
 } from './app-transitions.js';
 
@@ -29,17 +30,22 @@ export const appMachine = appSetup.createMachine({
   initial: 'Pending',
   on: {
     // From any phase. A Ready app's sandbox keeps serving until the new version is Ready.
+    // A stability window still open ends here: the release that serves now is the one to keep.
     DEPLOY: {
       target: '.Pending',
       reenter: true,
-      actions: ['releaseSandbox', 'beginDeploy', 'newAttempt'],
+      actions: ['releaseSandbox', 'retirePrevious', 'beginDeploy', 'newAttempt'],
     },
     DELETE: { target: '.Deleted' },
     // Late results of superseded attempts.
     CLAIMED: { actions: ['forgetClaim', 'reapStray'] },
     CLAIM_FAILED: { actions: ['forgetClaim'] },
     // The old version died while the new one is on its way: nothing left to route to meanwhile.
-    APP_EXITED: { guard: 'isServing', actions: [note('exited'), 'releaseServing'] },
+    APP_EXITED: [
+      { guard: 'isServing', actions: [note('exited'), 'releaseServing'] },
+      // The release kept for the stability window died: nothing to go back to any more.
+      { guard: 'isPrevious', actions: ['releasePrevious'] },
+    ],
   },
   states: {
     Pending: {
@@ -110,6 +116,7 @@ export const appMachine = appSetup.createMachine({
       exit: ['cancelIdle'],
       on: {
         APP_EXITED: [
+          rollBackToPrevious,
           {
             guard: 'canRestart',
             target: 'Starting',
@@ -128,6 +135,8 @@ export const appMachine = appSetup.createMachine({
             actions: ['recordCrash', ...fail('CrashLoop').actions],
           },
         ],
+        UNHEALTHY: rollBackToPrevious,
+        STABLE: { guard: 'isStableDue', actions: ['retirePrevious'] },
         IDLE_TIMEOUT: [
           {
             guard: 'idleElapsed',
@@ -153,7 +162,7 @@ export const appMachine = appSetup.createMachine({
       },
     },
     Suspended: {
-      entry: ['releaseSandbox', 'releaseServing', 'dropRetired'],
+      entry: ['releaseSandbox', 'releaseServing', 'releasePrevious', 'dropRetired'],
       on: {
         WAKE: {
           target: 'Claiming',
@@ -182,11 +191,17 @@ export const appMachine = appSetup.createMachine({
     // is routed, so the phase and the route agree. Only DEPLOY (or DELETE) leaves Failed; a
     // configuration gap would fail again identically.
     Failed: {
-      entry: ['releaseSandbox', 'releaseServing', 'dropLive'],
+      entry: ['releaseSandbox', 'releaseServing', 'releasePrevious', 'dropLive'],
     },
     Deleted: {
       type: 'final',
-      entry: ['releaseSandbox', 'releaseServing', 'dropRetired', announce('delete', 'user')],
+      entry: [
+        'releaseSandbox',
+        'releaseServing',
+        'releasePrevious',
+        'dropRetired',
+        announce('delete', 'user'),
+      ],
     },
   },
 });

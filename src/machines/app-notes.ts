@@ -30,6 +30,7 @@ export function noteText(kind: NoteKind, c: AppContext, e: AppMachineEvent): str
 /** What serves once the candidate is gone. */
 function after(c: AppContext): string {
   if (c.live === null || c.live === c.version) return '';
+  if (c.reason === 'CrashedAfterSwitch') return `; version ${c.live} serves again`;
   return c.serving !== null
     ? `; version ${c.live} is still serving`
     : `; version ${c.live} wakes on the next request`;

@@ -12,6 +12,13 @@ export interface AppPolicy {
   /** Crashes within `crashWindowMs` (the last one included) that fail the app instead of restarting. */
   crashLimit: number;
   crashWindowMs: number;
+  /**
+   * After a switch, how long the release that served before stays running, unrouted, so that a
+   * new release crashing meanwhile hands traffic straight back to it; 0: retired at the switch.
+   */
+  stabilityWindowMs: number;
+  /** How often the new release's health is checked during the window (the supervisor probes). */
+  healthProbeMs: number;
 }
 
 export const DEFAULT_POLICY: AppPolicy = {
@@ -22,6 +29,8 @@ export const DEFAULT_POLICY: AppPolicy = {
   restartMaxMs: 30_000,
   crashLimit: 3,
   crashWindowMs: 5 * 60_000,
+  stabilityWindowMs: 10_000,
+  healthProbeMs: 1_000,
 };
 
 /** Default idle time before suspend (spec §3: 30m). */

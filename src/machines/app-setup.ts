@@ -14,8 +14,9 @@ type Announce = { kind: 'deploy' | 'delete' | 'suspend' | 'resume'; initiator: I
 const isCurrent = ({ context, event }: Args): boolean =>
   'attempt' in event && event.attempt === context.attempt;
 
+/** The sandbox an exit or a failed health check is about. */
 const sandboxOf = (event: AppMachineEvent): string | undefined =>
-  event.type === 'APP_EXITED' ? event.sandboxId : undefined;
+  event.type === 'APP_EXITED' || event.type === 'UNHEALTHY' ? event.sandboxId : undefined;
 
 /** The candidate failed while another release serves: that one stays, the candidate goes. */
 const failsBesideServing = (args: Args): boolean =>
@@ -58,6 +59,12 @@ export const appSetup = setup({
     isRetryPending: ({ context }) => context.retryAt !== null,
     isServing: ({ context, event }) =>
       context.serving !== null && sandboxOf(event) === context.serving,
+    /** The new release died (or stopped answering) within the stability window. */
+    crashesInWindow: ({ context, event }) =>
+      context.previous !== null && context.serving !== null && sandboxOf(event) === context.serving,
+    isPrevious: ({ context, event }) =>
+      context.previous !== null && sandboxOf(event) === context.previous.sandboxId,
+    isStableDue: (args) => isCurrent(args) && args.context.previous !== null,
     isStartingSandbox: ({ context, event }) =>
       context.sandbox !== null && sandboxOf(event) === context.sandbox,
     failsBesideServing,
@@ -179,9 +186,58 @@ export const appSetup = setup({
       version: context.version,
       sandboxId: context.sandbox ?? '',
     })),
-    promoteSandbox: enqueueActions(({ context, enqueue }) => {
-      if (context.serving !== null) enqueue.emit({ type: 'retire', sandboxId: context.serving });
+    /**
+     * The route switches to the new sandbox. The one that served until now is retired, or, with a
+     * stability window, stays running beside it until the window ends (`STABLE`).
+     */
+    promoteSandbox: enqueueActions(({ context, event, enqueue }) => {
+      const { serving, live, policy } = context;
       enqueue.assign({ serving: context.sandbox, sandbox: null });
+      if (serving === null) return;
+      const windowMs = policy.stabilityWindowMs;
+      if (windowMs <= 0 || live === null || !('at' in event)) {
+        enqueue.emit({ type: 'retire', sandboxId: serving });
+        return;
+      }
+      const at = event.at + windowMs;
+      enqueue.assign({ previous: { sandboxId: serving, version: live }, stableAt: at });
+      enqueue.emit({ type: 'arm', timer: 'stable', at, attempt: context.attempt });
+    }),
+    /** The window is over (or cut short by a deploy): the previous release's sandbox is retired. */
+    retirePrevious: enqueueActions(({ context, enqueue }) => {
+      if (context.previous === null) return;
+      enqueue.emit({ type: 'retire', sandboxId: context.previous.sandboxId });
+      if (context.stableAt !== null) enqueue.emit({ type: 'cancel', timer: 'stable' });
+      enqueue.assign({ previous: null, stableAt: null });
+    }),
+    /** The previous release's sandbox must go now (suspend, delete), or it died by itself. */
+    releasePrevious: enqueueActions(({ context, enqueue }) => {
+      if (context.previous === null) return;
+      enqueue.emit({ type: 'reap', sandboxId: context.previous.sandboxId });
+      if (context.stableAt !== null) enqueue.emit({ type: 'cancel', timer: 'stable' });
+      enqueue.assign({ previous: null, stableAt: null });
+    }),
+    /** The new release crashed within the window: the previous one serves again, as the live one. */
+    reinstatePrevious: enqueueActions(({ context, enqueue }) => {
+      const { previous } = context;
+      if (previous === null) return;
+      if (context.stableAt !== null) enqueue.emit({ type: 'cancel', timer: 'stable' });
+      enqueue.assign({
+        serving: previous.sandboxId,
+        live: previous.version,
+        previous: null,
+        stableAt: null,
+      });
+    }),
+    /**
+     * After `show` described the crash: the version that went live failed after all. Its deploy
+     * had been answered `Ready`; its version and `lastDeploy` now say `Failed`.
+     */
+    recordCrashAfterSwitch: enqueueActions(({ context, enqueue }) => {
+      const { version, reason, message } = context;
+      const failed = { version, outcome: 'Failed', reason, message } as const;
+      if (context.lastDeploy?.version === version) enqueue.assign({ lastDeploy: failed });
+      enqueue.emit({ type: 'outcome', ...failed });
     }),
     releaseSandbox: enqueueActions(({ context, enqueue }) => {
       if (context.sandbox !== null) enqueue.emit({ type: 'reap', sandboxId: context.sandbox });
@@ -201,7 +257,14 @@ export const appSetup = setup({
       const takes =
         adopted !== undefined && context.live !== null && adopted.version === context.live;
       if (adopted && !takes) enqueue.emit({ type: 'reap', sandboxId: adopted.sandboxId });
-      enqueue.assign({ serving: takes ? adopted.sandboxId : null, sandbox: null, claimsOwed: [] });
+      // A previous release's sandbox kept for a stability window is not adopted: it is reaped.
+      enqueue.assign({
+        serving: takes ? adopted.sandboxId : null,
+        sandbox: null,
+        claimsOwed: [],
+        previous: null,
+        stableAt: null,
+      });
     }),
     recordCrash: assign(({ context, event }) => {
       assertEvent(event, 'APP_EXITED');

@@ -24,6 +24,8 @@ export type StatusReason =
   | 'StartFailed'
   | 'AppExited'
   | 'CrashLoop'
+  /** The new release exited or stopped answering within the stability window after going live. */
+  | 'CrashedAfterSwitch'
   /** The supervisor's own reason (e.g. `UnknownTemplate`), carried by PREPARE_FAILED. */
   | 'Prepare';
 
@@ -71,6 +73,12 @@ const MESSAGES: Record<StatusReason, Describe> = {
   CrashLoop: (c, e) => ({
     message: `app exited with ${exitText(e)}, ${c.crashes.length} crashes within ${formatDuration(c.policy.crashWindowMs)}${lastLines(e)}`,
   }),
+  CrashedAfterSwitch: (c, e) => {
+    const within = `within ${formatDuration(c.policy.stabilityWindowMs)} of going live`;
+    return e.type === 'UNHEALTHY'
+      ? { message: `version ${c.version} stopped answering ${within}: ${e.message}` }
+      : { message: `version ${c.version} exited with ${exitText(e)} ${within}${lastLines(e)}` };
+  },
   Prepare: (_c, e) =>
     e.type === 'PREPARE_FAILED' ? { reason: e.reason, message: e.message } : { message: '' },
 };

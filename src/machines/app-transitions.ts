@@ -56,3 +56,21 @@ export const candidateExits = (failure: StatusReason) =>
     { guard: 'exitsBesideLive', ...keepLive(failure, []) },
     { guard: 'isStartingSandbox', ...fail(failure) },
   ] as const;
+
+/**
+ * The new release exited or failed its health checks within the stability window: the previous
+ * release, still running, serves again at once, and the new one is recorded Failed. No restart:
+ * it failed on real traffic.
+ */
+export const rollBackToPrevious = {
+  guard: 'crashesInWindow',
+  actions: [
+    'releaseServing',
+    'reinstatePrevious',
+    show('CrashedAfterSwitch'),
+    'recordCrashAfterSwitch',
+    note('failed'),
+    'keepServing',
+    show('KeptServing'),
+  ],
+} as const;

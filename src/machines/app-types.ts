@@ -10,7 +10,7 @@ export type AppState =
   'Pending' | 'Claiming' | 'Starting' | 'Ready' | 'Suspended' | 'Failed' | 'Deleted';
 
 export type Initiator = 'user' | 'system';
-export type TimerKind = 'retry' | 'idle';
+export type TimerKind = 'retry' | 'idle' | 'stable';
 
 export interface AppInput {
   appId: string;
@@ -45,6 +45,13 @@ export interface AppContext {
   serving: string | null;
   /** The claimed sandbox the current attempt is starting. */
   sandbox: string | null;
+  /**
+   * For the stability window after a switch: the sandbox that served until then, unrouted but
+   * running, and the release it runs. Traffic goes back to it if the new one crashes meanwhile.
+   */
+  previous: { sandboxId: string; version: number } | null;
+  /** Absolute end of the stability window; the supervisor arms the timer. */
+  stableAt: number | null;
   /** Attempts whose claim the runtime still owes us; late ones are reaped when they land. */
   claimsOwed: number[];
   /** Failed claims in the current attempt. */
@@ -81,10 +88,14 @@ export type AppMachineEvent =
       jitter?: number;
     }
   | { type: 'RETRY'; attempt: number }
+  /** The stability window after a switch is over: the release that serves has held. */
+  | { type: 'STABLE'; attempt: number }
   | { type: 'HEALTHY'; attempt: number; at: number }
   /** `reason`, when the runtime has a more telling code than `StartFailed` (`InstallFailed`). */
   | { type: 'START_FAILED'; attempt: number; message: string; reason?: string; at: number }
   | ({ type: 'APP_EXITED'; sandboxId: string; at: number } & ExitFacts)
+  /** The serving sandbox failed its health checks in a row (probed during a stability window). */
+  | { type: 'UNHEALTHY'; sandboxId: string; at: number; message: string }
   | { type: 'IDLE_TIMEOUT'; at: number; lastRequestAt?: number }
   | { type: 'SUSPEND' }
   | { type: 'WAKE' }
@@ -137,6 +148,8 @@ export function initialContext(input: AppInput): AppContext {
     policy: input.policy,
     serving: null,
     sandbox: null,
+    previous: null,
+    stableAt: null,
     claimsOwed: [],
     claimTries: 0,
     retryAt: null,

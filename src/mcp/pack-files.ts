@@ -4,6 +4,7 @@ import { gzipSync } from 'node:zlib';
 import tar from 'tar-stream';
 import { AppError, badRequest } from '../errors.js';
 import { ancestorsOf, quote, segments } from '../sources/paths.js';
+import { sourceTooLarge } from '../sources/tarball.js';
 
 /** One file of a `files` map: plain text, or content with its encoding. */
 export type FileContent = string | { content: string; encoding?: 'utf8' | 'base64' };
@@ -53,7 +54,7 @@ export async function packFiles(
   const packed = gzipSync(await tarOf(sorted.map((p) => [p, entries.get(p) as Buffer])), {
     level: GZIP_LEVEL,
   });
-  if (packed.length > maxBytes) throw sourceTooLarge(packed.length, maxBytes);
+  if (packed.length > maxBytes) throw sourceTooLarge(maxBytes, packed.length);
   return packed;
 }
 
@@ -68,17 +69,8 @@ export function decodeTarball(base64: string, maxBytes: number): Buffer {
   }
   // Checked before decoding, from the length alone: an oversized upload costs no allocation.
   const decodedLength = (compact.length / 4) * 3 - (compact.match(/=+$/)?.[0].length ?? 0);
-  if (decodedLength > maxBytes) throw sourceTooLarge(decodedLength, maxBytes);
+  if (decodedLength > maxBytes) throw sourceTooLarge(maxBytes, decodedLength);
   return Buffer.from(compact, 'base64');
-}
-
-function sourceTooLarge(bytes: number, maxBytes: number): AppError {
-  return new AppError(
-    413,
-    'payload_too_large',
-    `source tarball is ${bytes} bytes, over the limit of ${Math.floor(maxBytes / (1024 * 1024))} MB`,
-    { maxBytes },
-  );
 }
 
 /** A key of the `files` argument as the agent would write it: `files["src/app.js"]`. */

@@ -2,6 +2,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { readFileSync } from 'node:fs';
 import { requireIdentity } from '../auth/guards.js';
+import { answerAsBatch, isBatch, isEmptyBatch } from './batch.js';
 import { buildMcpServer } from './mcp-server.js';
 import { corsHeaders, originKind, preflightHeaders } from './origin.js';
 import { explainSdkErrors } from './sdk-errors.js';
@@ -113,6 +114,13 @@ async function handlePost(
   reply: FastifyReply,
   listed: ReadonlySet<string>,
 ): Promise<void> {
+  if (isEmptyBatch(request.body)) {
+    await reply
+      .status(400)
+      .type('application/json')
+      .send(jsonRpcError(-32600, 'Invalid Request: an empty batch'));
+    return;
+  }
   const ctx: ToolContext = {
     identity: requireIdentity(request),
     services,
@@ -121,15 +129,17 @@ async function handlePost(
   const server = buildMcpServer(ctx, VERSION);
   // JSON answers, simpler for any client, unless a call asked for progress: notifications need
   // the response to be an SSE stream, and the transport decides that once, for the whole POST.
+  const json = !asksForProgress(request.body);
   const transport = new StreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
-    enableJsonResponse: !asksForProgress(request.body),
+    enableJsonResponse: json,
   });
   explainSdkErrors(transport);
   // The transport writes the response itself; fastify's onSend and onResponse hooks will not run
   // for it, so the origin's headers go on the raw response, where its writeHead keeps them.
   reply.hijack();
   const res = reply.raw;
+  if (json && isBatch(request.body)) answerAsBatch(res);
   for (const [name, value] of Object.entries(originHeaders(request, listed))) {
     res.setHeader(name, value);
   }

@@ -37,6 +37,8 @@ export const ACTIVITY: Record<Stage, string> = {
 const INSTALL_TAG = '[install] ';
 /** A step that installs dependencies; any other step of the install is a build. */
 const INSTALL_COMMAND = /^\$ (npm (ci|install)|pip3? install|python3? -m pip install)\b/;
+/** The machine's note when a version that went live exits within the stability window. */
+const CRASHED_AFTER_SWITCH = /^version \d+ failed: CrashedAfterSwitch: /;
 /** npm's and pip's output lines arrive in bursts: one notification per this many ms at most. */
 const DETAIL_INTERVAL_MS = 500;
 
@@ -127,6 +129,9 @@ export class DeployWatch {
       this.advance('starting', note.replace(/^version \d+:? /, ''));
     } else if (note.startsWith('serving version ')) {
       this.advance('serving');
+    } else if (this.stage === 'serving' && CRASHED_AFTER_SWITCH.test(note)) {
+      // It went live, then died within the stability window: one last update says so.
+      this.emit(TOTAL + 1, note, TOTAL + 1);
     }
   }
 
@@ -154,7 +159,7 @@ export class DeployWatch {
     this.emit(RANK[stage], detail ? `${ACTIVITY[stage]}: ${detail}` : ACTIVITY[stage]);
   }
 
-  private emit(progress: number, message: string): void {
-    this.opts.sink?.({ progress, total: TOTAL, message });
+  private emit(progress: number, message: string, total = TOTAL): void {
+    this.opts.sink?.({ progress, total, message });
   }
 }

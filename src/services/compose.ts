@@ -81,11 +81,13 @@ export function createDeployServices(
     sourceStore,
     appUrl: (name) => urls.appUrl(name),
     log,
+    policy: { stabilityWindowMs: durationMs(config.releases.stabilityWindow) },
     keepRetired: {
       keepMs: durationMs(config.runtime.keepPrevious),
       max: config.runtime.keepPreviousMax,
     },
     writes,
+    restoreConcurrency: config.runtime.restoreConcurrency,
   });
   // The listener comes up before the apps are back: their visitors wait for them, not a 503.
   registry.holdRoutesUntilStarted();

@@ -51,8 +51,7 @@ export async function inspectTarball(
   const maxUnpacked = limits.maxUnpackedBytes ?? DEFAULT_TARBALL_LIMITS.maxUnpackedBytes;
   const maxEntries = limits.maxEntries ?? DEFAULT_TARBALL_LIMITS.maxEntries;
   if (limits.maxCompressedBytes !== undefined && data.length > limits.maxCompressedBytes) {
-    const max = limits.maxCompressedBytes;
-    throw tooLarge(`source tarball is ${data.length} bytes, over the limit of ${size(max)}`, max);
+    throw sourceTooLarge(limits.maxCompressedBytes, data.length);
   }
   if (data.length < 2 || data[0] !== 0x1f || data[1] !== 0x8b) {
     throw badRequest('source must be a gzipped tarball (application/gzip)');
@@ -185,6 +184,12 @@ async function inflateCounting(data: Buffer, max: number): Promise<void> {
 function gunzip(): Gunzip {
   // Large output chunks: inflating in the default 16 KB steps makes a bomb take seconds to refuse.
   return createGunzip({ chunkSize: 256 * 1024 });
+}
+
+/** A source over `max` bytes; `bytes` is its size when known (an upload is cut off before). */
+export function sourceTooLarge(max: number, bytes?: number): AppError {
+  const what = bytes === undefined ? 'larger than' : `${bytes} bytes, over`;
+  return tooLarge(`source tarball is ${what} the limit of ${size(max)}`, max);
 }
 
 function unpacksTooLarge(max: number): AppError {

@@ -86,6 +86,8 @@ export class FakeRuntime implements Runtime {
   readonly sandboxes: FakeSandbox[] = [];
   readonly injected: InjectSpec[] = [];
   reapCalls = 0;
+  /** Sandboxes that run but whose app no longer answers a health check. */
+  readonly failingHealth = new Set<FakeSandbox>();
   /** Apps whose claims throw a non-RuntimeError, to prove one app's failure stays its own. */
   readonly broken = new Set<string>();
   /** `template:lane` pairs this runtime refuses, with the message it gives. */
@@ -126,7 +128,8 @@ export class FakeRuntime implements Runtime {
   }
 
   async health(sandbox: Sandbox): Promise<boolean> {
-    return (sandbox as FakeSandbox).live;
+    const fake = sandbox as FakeSandbox;
+    return fake.live && !this.failingHealth.has(fake);
   }
 
   async reap(sandbox: Sandbox): Promise<void> {

@@ -17,6 +17,9 @@ export const TEST_POLICY: AppPolicy = {
   restartMaxMs: 40,
   crashLimit: 3,
   crashWindowMs: 60 * 60_000,
+  // Retired at the switch, as before stability windows: the model walk and its own tests open one.
+  stabilityWindowMs: 0,
+  healthProbeMs: 10,
 };
 
 /** Timers and the clock are fake; setImmediate stays real so `flush` can let the actors run. */
@@ -79,6 +82,8 @@ export interface WorldOptions {
   wrapStore?: (store: Store) => Store;
   /** Keep retired sandboxes warm (off by default, as in the model walk). */
   keepRetired?: { keepMs: number; max: number };
+  /** Cold starts a restart may have under way at once (the registry's default otherwise). */
+  restoreConcurrency?: number;
 }
 
 export function world(opts: WorldOptions = {}): World {
@@ -99,6 +104,7 @@ export function world(opts: WorldOptions = {}): World {
       // Retry times exact, as the model computes them.
       jitter: () => undefined,
       keepRetired: opts.keepRetired,
+      restoreConcurrency: opts.restoreConcurrency,
       log: (level, msg, extra) => void logs.push({ level, msg, extra }),
     });
     registry.on((e) => events.push(e));

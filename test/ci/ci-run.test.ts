@@ -24,13 +24,15 @@ const FILES = [
   'test/support/ci-summary.mjs',
 ];
 
-// Each stand-in logs its call, then acts as told by the environment: NPM_CI_STATUS, LINT_STATUS.
+// Each stand-in logs its call, then acts as told by the environment: NPM_CI_STATUS, LINT_STATUS,
+// API_LINT_STATUS.
 const STANDINS: Record<string, string> = {
   'apt-get': 'echo "apt-get $*" >>"$CALLS"',
   npm: `echo "npm $*" >>"$CALLS"
 case "$*" in
   ci) exit "\${NPM_CI_STATUS:-0}" ;;
   "run lint") exit "\${LINT_STATUS:-0}" ;;
+  "run lint:api") exit "\${API_LINT_STATUS:-0}" ;;
   "run test:api")
     printf '<testsuites><testsuite name="schemathesis"><testcase name="GET /healthz"/><testcase name="GET /v1/apps"/></testsuite></testsuites>' >"$ST_JUNIT_PATH" ;;
 esac`,
@@ -80,39 +82,41 @@ const calls = () => readFileSync(join(dir, 'calls'), 'utf8').trimEnd().split('\n
 
 describe('.ci/run', () => {
   it('runs every suite after a failing one and ends with the counts of all of them', async () => {
-    const { status, lines } = await ciRun({ LINT_STATUS: '1' });
+    const { status, lines } = await ciRun({ LINT_STATUS: '1', API_LINT_STATUS: '2' });
     expect(calls().map((call) => call.split(' --')[0])).toEqual([
       'apt-get update -qq',
       'apt-get install -y -qq bubblewrap chromium',
       'npm ci',
       'npm run typecheck',
       'npm run lint',
+      'npm run lint:api',
       'npx vitest run',
       'npm run test:api',
       'build.sh',
       'npx vitest run',
     ]);
-    expect(lines.slice(-6)).toEqual([
+    expect(lines.slice(-7)).toEqual([
       'typecheck: 1 passed, 0 failed',
       'lint: 0 passed, 1 failed (exit status 1)',
+      'api-lint: 0 passed, 1 failed (exit status 2)',
       'vitest: 5 passed, 0 failed, 1 skipped',
       'schemathesis: 2 passed, 0 failed',
       'k8s: 2 passed, 0 failed, 1 skipped',
-      '10 passed, 1 failed, 2 skipped',
+      '10 passed, 2 failed, 2 skipped',
     ]);
     expect(status).not.toBe(0);
   });
 
   it('exits 0 when everything passed', async () => {
     const { status, lines } = await ciRun({});
-    expect(lines.at(-1)).toBe('11 passed, 0 failed, 2 skipped');
+    expect(lines.at(-1)).toBe('12 passed, 0 failed, 2 skipped');
     expect(status).toBe(0);
   });
 
   it('counts every suite as failed when the install fails, and runs none', async () => {
     const { status, lines } = await ciRun({ NPM_CI_STATUS: '1' });
     expect(calls().at(-1)).toBe('npm ci');
-    expect(lines.at(-1)).toBe('0 passed, 5 failed');
+    expect(lines.at(-1)).toBe('0 passed, 6 failed');
     expect(status).not.toBe(0);
   });
 });

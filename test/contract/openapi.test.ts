@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -34,12 +34,17 @@ const isOpen = (o: Operation): boolean =>
  * design.md §6, plus invalid_password (its share-view row), in_use (409 of deleting a
  * department that users or apps still name, which the departments issue added), and the share-link
  * issue's password_required (401 before a password is sent), too_many_attempts (429 of password
- * guessing) and share_links_unavailable (503 on the memory store backend), and the data-safety
- * issue's last_admin (409 of a change that would leave no active admin).
+ * guessing) and share_links_unavailable (503 on the memory store backend), the data-safety
+ * issue's last_admin (409 of a change that would leave no active admin), and issue 30's
+ * headers_too_large (431) and request_timeout (408).
  */
 const ERROR_CODES = new Set([
   'in_use',
   'last_admin',
+  'configured_admin',
+  'method_not_allowed',
+  'headers_too_large',
+  'request_timeout',
   'password_required',
   'too_many_attempts',
   'share_links_unavailable',
@@ -158,6 +163,17 @@ describe('api/openapi.yaml is a sound OpenAPI 3.1 document', () => {
     expect([...codes].filter((code) => !ERROR_CODES.has(code))).toEqual([]);
   });
 
+  it('names in its Errors paragraph every error code the server throws', () => {
+    const errors = /\*\*Errors\.\*\*([\s\S]*?)\n\n/.exec(
+      String(resolvePointer(spec, '#/info/description')),
+    )?.[1];
+    expect(errors).toBeDefined();
+    const thrown = thrownErrorCodes();
+    expect(thrown.size).toBeGreaterThan(15);
+    expect([...thrown].filter((code) => !errors?.includes(`\`${code}\``))).toEqual([]);
+    expect([...thrown].filter((code) => !ERROR_CODES.has(code))).toEqual([]);
+  });
+
   it('opens exactly the routes spec §5 exempts from bearer auth', () => {
     const open = ops.filter(isOpen);
     expect(open.map(label).sort()).toEqual([...OPEN_OPERATIONS].sort());
@@ -248,6 +264,20 @@ describe('the server serves exactly the operations the spec does not mark pendin
     expect(pending.filter((o) => served.has(routeKey(o.method, o.path))).map(label)).toEqual([]);
   });
 });
+
+/** The code of every `new AppError(<status>, '<code>', ...)` in src/. */
+function thrownErrorCodes(): Set<string> {
+  const root = new URL('../../src/', import.meta.url).pathname;
+  const codes = new Set<string>();
+  for (const file of readdirSync(root, { recursive: true, encoding: 'utf8' })) {
+    if (!file.endsWith('.ts')) continue;
+    const text = readFileSync(join(root, file), 'utf8');
+    for (const [, code] of text.matchAll(/new AppError\(\s*\d{3},\s*'([a-z_]+)'/g)) {
+      codes.add(code ?? '');
+    }
+  }
+  return codes;
+}
 
 /** `code` values of every Error example (responses' `example` and `examples`). */
 function collectExampleCodes(node: Json): Set<string> {

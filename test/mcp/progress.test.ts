@@ -120,6 +120,27 @@ describe('DeployWatch: progress of one deploy from its events and log lines', ()
     expect(updates.map((u) => u.message)).toEqual(['queued']);
   });
 
+  it('reports a rollback when the version it watched went live and crashed meanwhile', () => {
+    const { registry, updates, w } = watch('fast');
+    registry.event('deploy', 3);
+    registry.note(3, 'version 3 starting');
+    registry.note(3, 'serving version 3');
+    const crashed =
+      'version 3 failed: CrashedAfterSwitch: version 3 exited with code 1 within 10s of going live; version 2 serves again';
+    registry.note(3, crashed);
+    w.stop();
+    expect(updates.map((u) => u.message)).toEqual([
+      'queued',
+      'starting the app',
+      'serving',
+      crashed,
+    ]);
+    const values = updates.map((u) => u.progress);
+    expect(values).toEqual([...values].sort((a, b) => a - b));
+    expect(new Set(values).size).toBe(values.length);
+    expect(updates.at(-1)).toMatchObject({ progress: 6, total: 6 });
+  });
+
   it('picks up a wake note written before the resume event', () => {
     const { registry, updates, w } = watch('general', 'resume');
     registry.note(2, 'woke; starting version 2');

@@ -250,6 +250,10 @@ describe('MCP deploy applies the source size cap of POST /v1/deploy', () => {
       },
     });
     expect(res.status).toBe(413);
-    expect(res.body).toMatchObject({ code: 'payload_too_large' });
+    expect(res.body).toMatchObject({
+      code: 'payload_too_large',
+      // Room for the largest source as base64, and 1 MiB for the rest of the message.
+      details: { limitBytes: Math.ceil(cap / 3) * 4 + 1024 * 1024 },
+    });
   });
 });

@@ -6,13 +6,19 @@
 import type { SnapshotFrom } from 'xstate';
 import type { AppContext, AppMachineEvent, AppState } from '../../src/machines/app-machine.js';
 import { appMachine } from '../../src/machines/app-machine.js';
+import { UNHEALTHY_MESSAGE } from '../../src/actors/window-probe.js';
 import { TEST_POLICY } from '../actors/harness.js';
 
 export type ModelSnapshot = SnapshotFrom<typeof appMachine>;
 export type Labelled = AppMachineEvent & { label: string };
 
 export const APP = 'm';
-export const INPUT = { appId: APP, version: 1, ttlMs: 1_000, policy: TEST_POLICY };
+/** Shorter than the idle ttl: a window's end is the next timer to fire while it is open. */
+export const WINDOW_MS = 50;
+/** Three failed probes fit in a window. */
+export const PROBE_MS = 10;
+export const POLICY = { ...TEST_POLICY, stabilityWindowMs: WINDOW_MS, healthProbeMs: PROBE_MS };
+export const INPUT = { appId: APP, version: 1, ttlMs: 1_000, policy: POLICY };
 /** The model's clock: every result arrives "now"; only idle deadlines are compared against it. */
 const AT = 1_000;
 export const EXIT = { code: 3, signal: null, lastLines: ['boom'] };
@@ -31,6 +37,8 @@ const stale = (c: AppContext) => c.claimsOwed.find((a) => a !== c.attempt) ?? -1
 const starting = (s: AppState, c: AppContext) => s === 'Starting' && c.sandbox !== null;
 const ready = (s: AppState) => s === 'Ready';
 const owedStale = (_s: AppState, c: AppContext) => stale(c) !== -1;
+/** Ready, and no stability window open: its end would be the next timer, not the idle one. */
+const readySettled = (s: AppState, c: AppContext) => ready(s) && c.stableAt === null;
 
 export const VARIANTS: Record<string, Variant> = {
   DEPLOY: {
@@ -108,12 +116,36 @@ export const VARIANTS: Record<string, Variant> = {
     when: (_s, c) => c.serving !== null,
     make: (c) => ({ type: 'APP_EXITED', sandboxId: c.serving ?? '', at: AT, ...EXIT }),
   },
+  // The release kept running for the stability window dies by itself.
+  'APP_EXITED:previous': {
+    when: (_s, c) => c.previous !== null,
+    make: (c) => ({
+      type: 'APP_EXITED',
+      sandboxId: c.previous?.sandboxId ?? '',
+      at: AT,
+      ...EXIT,
+    }),
+  },
+  // The release that went live stops answering its health checks within the window.
+  UNHEALTHY: {
+    when: (s, c) => ready(s) && c.previous !== null && c.serving !== null,
+    make: (c) => ({
+      type: 'UNHEALTHY',
+      sandboxId: c.serving ?? '',
+      at: AT,
+      message: UNHEALTHY_MESSAGE,
+    }),
+  },
+  STABLE: {
+    when: (_s, c) => c.stableAt !== null,
+    make: (c) => ({ type: 'STABLE', attempt: c.attempt }),
+  },
   'IDLE_TIMEOUT:elapsed': {
-    when: (s, c) => ready(s) && c.idleAt !== null,
+    when: (s, c) => readySettled(s, c) && c.idleAt !== null,
     make: (c) => ({ type: 'IDLE_TIMEOUT', at: c.idleAt ?? 0 }),
   },
   'IDLE_TIMEOUT:touched': {
-    when: (s, c) => ready(s) && c.idleAt !== null,
+    when: (s, c) => readySettled(s, c) && c.idleAt !== null,
     make: (c) => ({ type: 'IDLE_TIMEOUT', at: c.idleAt ?? 0, lastRequestAt: c.idleAt ?? 0 }),
   },
   SUSPEND: { when: ready, make: () => ({ type: 'SUSPEND' }) },
@@ -125,9 +157,13 @@ export const VARIANTS: Record<string, Variant> = {
   },
   'RESTORE:fresh': { when: ready, make: (c) => ({ type: 'RESTORE', at: (c.idleAt ?? AT) - 1 }) },
   'RESTORE:elapsed': { when: ready, make: (c) => ({ type: 'RESTORE', at: c.idleAt ?? AT }) },
-  // Restart continuity: the sandbox serving the live release outlived the old server.
+  // Restart continuity: the sandbox serving the live release outlived the old server. (A window's
+  // previous sandbox would outlive it too, and the registry reaps it as no app's: not modelled.)
   'RESTORE:adopt': {
-    when: (s, c) => c.serving !== null && ['Pending', 'Claiming', 'Starting', 'Ready'].includes(s),
+    when: (s, c) =>
+      c.serving !== null &&
+      c.previous === null &&
+      ['Pending', 'Claiming', 'Starting', 'Ready'].includes(s),
     make: (c) => ({
       type: 'RESTORE',
       at: c.idleAt !== null ? c.idleAt - 1 : AT,
@@ -135,7 +171,7 @@ export const VARIANTS: Record<string, Variant> = {
     }),
   },
   'RESTORE:adopt-elapsed': {
-    when: (s, c) => ready(s) && c.serving !== null && c.idleAt !== null,
+    when: (s, c) => ready(s) && c.serving !== null && c.previous === null && c.idleAt !== null,
     make: (c) => ({
       type: 'RESTORE',
       at: c.idleAt ?? AT,
@@ -183,6 +219,7 @@ export function abstract(value: unknown, c: AppContext): string {
     c.claimsOwed.some((a) => a !== c.attempt),
     c.live !== null,
     c.lastDeploy?.outcome ?? null,
+    c.previous !== null,
   ]);
 }
 
@@ -201,6 +238,8 @@ export function facts(c: AppContext) {
     sandbox: c.sandbox !== null,
     retryAt: c.retryAt !== null,
     idleAt: c.idleAt !== null,
+    previous: c.previous?.version ?? null,
+    stableAt: c.stableAt !== null,
     reason: c.reason,
     message: c.message,
   };

@@ -7,7 +7,17 @@ import { expect, vi } from 'vitest';
 import { RuntimeError } from '../../src/runtime/runtime.js';
 import type { FakeSandbox } from '../actors/fake-runtime.js';
 import { flush, stage, world, type World } from '../actors/harness.js';
-import { APP, EXIT, abstract, facts, stateOf, type ModelSnapshot } from './app-model.js';
+import {
+  APP,
+  EXIT,
+  POLICY,
+  PROBE_MS,
+  WINDOW_MS,
+  abstract,
+  facts,
+  stateOf,
+  type ModelSnapshot,
+} from './app-model.js';
 
 const TEMPLATES = ['static', 'node', 'python'];
 
@@ -20,7 +30,7 @@ async function settle(): Promise<void> {
 }
 
 export class AppSut {
-  readonly w: World = world();
+  readonly w: World = world({ policy: POLICY });
   private version = 1;
   private reaps = 0;
   private notices = 0;
@@ -61,6 +71,14 @@ export class AppSut {
       case 'CLAIM_FAILED:stale':
         runtime.settleClaim('oldest', new RuntimeError('busy', true));
         break;
+      case 'STABLE':
+        // Health probes come first; all pass, and the window's end follows.
+        await vi.advanceTimersByTimeAsync(WINDOW_MS);
+        break;
+      case 'UNHEALTHY':
+        runtime.failingHealth.add(registry.serving(APP) as FakeSandbox);
+        await vi.advanceTimersByTimeAsync(3 * PROBE_MS);
+        break;
       case 'RETRY':
       case 'IDLE_TIMEOUT:elapsed':
         await vi.advanceTimersToNextTimerAsync();
@@ -82,6 +100,14 @@ export class AppSut {
       case 'APP_EXITED:serving':
         (registry.serving(APP) as FakeSandbox).exit(EXIT.code, EXIT.lastLines);
         break;
+      case 'APP_EXITED:previous': {
+        // Ready in a window: the app's sandboxes are the serving one and the previous one.
+        const serving = registry.serving(APP);
+        const previous = runtime.live(APP).find((s) => s !== serving);
+        if (!previous) throw new Error('no previous sandbox runs');
+        previous.exit(EXIT.code, EXIT.lastLines);
+        break;
+      }
       case 'SUSPEND':
         await registry.suspend(APP);
         break;
@@ -161,11 +187,14 @@ export class AppSut {
     const serving = registry.serving(APP) as FakeSandbox | undefined;
     expect(serving !== undefined).toBe(model.context.serving !== null);
     if (serving) expect(serving.live).toBe(true);
-    const held = [model.context.serving, model.context.sandbox].filter((id) => id !== null).length;
+    const { serving: routed, sandbox, previous } = model.context;
+    const held = [routed, sandbox, previous?.sandboxId ?? null].filter((id) => id !== null).length;
     expect(runtime.live(APP)).toHaveLength(held);
     const timers =
       (state === 'Ready' && model.context.idleAt !== null ? 1 : 0) +
-      (model.context.retryAt !== null ? 1 : 0);
+      (model.context.retryAt !== null ? 1 : 0) +
+      // A window's end, and the health probe that runs while it is open.
+      (model.context.stableAt !== null ? 2 : 0);
     expect(vi.getTimerCount()).toBe(timers);
   }
 

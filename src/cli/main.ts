@@ -2,12 +2,14 @@ import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { appsCommands } from './commands/apps.js';
 import { deployCommand } from './commands/deploy.js';
+import { envCommands } from './commands/env.js';
 import { lifecycleCommands } from './commands/lifecycle.js';
 import { logsCommand } from './commands/logs.js';
 import { loginCommands } from './commands/login.js';
 import { openCommand } from './commands/open.js';
 import { shareCommands } from './commands/share.js';
 import { versionCommands } from './commands/versions.js';
+import { whoamiCommand } from './commands/whoami.js';
 import { CliError, EXIT } from './errors.js';
 import { Output } from './output.js';
 
@@ -37,8 +39,10 @@ function program(json: boolean): Command {
       },
     });
   loginCommands(root);
+  whoamiCommand(root);
   deployCommand(root);
   appsCommands(root);
+  envCommands(root);
   logsCommand(root);
   versionCommands(root);
   lifecycleCommands(root);

@@ -4,13 +4,13 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppRegistry } from '../actors/registry.js';
 import { requireIdentity } from '../auth/guards.js';
 import { AppError } from '../errors.js';
-import type { Access } from '../persistence/store.js';
 import type { AppService } from '../services/app-service.js';
 import { deployFailure } from '../services/deploy-failure.js';
 import { appView } from '../services/app-view.js';
 import { parseMetadataJson } from '../services/deploy-metadata.js';
 import { sourceTooLarge } from '../sources/tarball.js';
 import {
+  appAccepted,
   appIdParams,
   appListResponse,
   appSchema,
@@ -74,10 +74,29 @@ export function appsRoutes(service: AppService, registry: AppRegistry, maxSource
 
     app.patch(
       '/v1/apps/:id',
-      { schema: { params: appIdParams, body: updateAppBody, response: { 200: appSchema } } },
-      async (request) => {
-        const { access } = request.body as { access: Access };
-        return appView(await service.setAccess(requireIdentity(request), idOf(request), access));
+      {
+        schema: {
+          params: appIdParams,
+          body: updateAppBody,
+          response: { 200: appSchema, 202: appAccepted },
+        },
+      },
+      async (request, reply) => {
+        const { app: updated, version } = await service.update(
+          requireIdentity(request),
+          idOf(request),
+          request.body,
+        );
+        if (version === undefined) return reply.status(200).send(appView(updated));
+        // A config release answers as a deploy does: Ready, on its way, or failed with its logs.
+        const logs = registry.logs(updated.id, version).slice(-LAST_LOG_LINES).map(logLineText);
+        const failure = deployFailure(updated, version, logs);
+        if (failure) throw failure;
+        if (updated.phase === 'Ready' && updated.url)
+          return reply.status(200).send(appView(updated));
+        return reply
+          .status(202)
+          .send({ ...appView(updated), status_url: `/v1/apps/${updated.id}` });
       },
     );
 

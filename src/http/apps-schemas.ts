@@ -82,15 +82,51 @@ export const appSchema = {
   ],
 } as const;
 
+const closed = { not: {} } as const;
+
 /**
- * PATCH /v1/apps/{id}: the settings an owner changes without a deploy. `{not: {}}` rather than
- * `false`: fastify's ajv runs with removeAdditional, which would drop unknown fields silently.
+ * PATCH /v1/apps/{id}: access, and the settings that make a config release (env set/unset by
+ * name, ttl, egress hosts). The shapes are checked here, the rules (names, durations, hosts) by
+ * the service. `{not: {}}` rather than `false`: fastify's ajv runs with removeAdditional, which
+ * would drop unknown fields silently.
  */
 export const updateAppBody = {
   type: 'object',
-  properties: { access: { type: 'string', enum: ['public', 'private'] } },
-  required: ['access'],
-  additionalProperties: { not: {} },
+  properties: {
+    access: { type: 'string', enum: ['public', 'private'] },
+    env: {
+      type: 'object',
+      properties: {
+        set: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: { name: { type: 'string' }, value: { type: 'string' } },
+            required: ['name', 'value'],
+            additionalProperties: closed,
+          },
+        },
+        unset: { type: 'array', items: { type: 'string' } },
+      },
+      additionalProperties: closed,
+    },
+    ttl: { type: 'string' },
+    egress: {
+      type: 'object',
+      properties: { allowed_hosts: { type: 'array', items: { type: 'string' } } },
+      required: ['allowed_hosts'],
+      additionalProperties: closed,
+    },
+  },
+  minProperties: 1,
+  additionalProperties: closed,
+} as const;
+
+/** A config release on its way: the app, and where to poll it. */
+export const appAccepted = {
+  ...appSchema,
+  properties: { ...appSchema.properties, status_url: { type: 'string' } },
+  required: [...appSchema.required, 'status_url'],
 } as const;
 
 export const appListResponse = {

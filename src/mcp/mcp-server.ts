@@ -6,12 +6,14 @@ import { listVersions, rollbackApp } from './tools/history.js';
 import { getAppLogs } from './tools/logs.js';
 import { getPlatformInfo, PLATFORM_URI, registerPlatformResource } from './tools/platform.js';
 import { createShareLink, listShareLinks, revokeShareLink } from './tools/share.js';
+import { updateApp } from './tools/update.js';
 
 /** Every tool, in the order tools/list shows them. */
 export const TOOLS: readonly Tool[] = [
   deployApp,
   listApps,
   getApp,
+  updateApp,
   getAppLogs,
   deleteApp,
   suspendApp,
@@ -37,6 +39,8 @@ const INSTRUCTIONS =
   'and answers within about 10 s; when it fails, its result carries reason, message and the ' +
   'last log lines: fix the files and deploy again. A slower deploy answers with activity and ' +
   'poll_after_seconds (poll get_app), or send a progressToken for progress notifications. ' +
+  'A redeploy keeps the env, egress and ttl it does not name; update_app changes them (and ' +
+  'access) without sending the source again. ' +
   "Apps are yours alone: other users' apps do not exist for you; their URLs are public.";
 
 /** One server per request (stateless transport): it acts as that request's caller only. */

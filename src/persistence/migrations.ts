@@ -150,6 +150,12 @@ export const migrations: readonly Migration[] = [
       ALTER TABLE apps ADD COLUMN access TEXT CHECK (access IN ('public', 'private'));
     `,
   },
+  {
+    description: 'the runtime overrides a release was deployed with (JSON; NULL: none kept)',
+    sql: `
+      ALTER TABLE versions ADD COLUMN runtime_overrides TEXT;
+    `,
+  },
 ];
 
 /**

@@ -1,4 +1,4 @@
-import type { AppRecord, EnvItem, VersionRecord } from './store.js';
+import type { AppRecord, EnvItem, Store, VersionRecord } from './store.js';
 
 /** What a release decides about the app that runs it. */
 export interface Release {
@@ -25,4 +25,20 @@ export function releaseOf(version: VersionRecord, app: AppRecord): Release {
     allowedHosts: version.allowedHosts ?? app.allowedHosts,
     ttl: version.ttl ?? app.ttl,
   };
+}
+
+/**
+ * The release the app serves (or wakes to). While none does, the newest deploy's, as the app's row
+ * holds it: what a deploy that names no settings keeps, and what a config release starts from.
+ */
+export function liveReleaseOf(store: Store, app: AppRecord): Release {
+  const live = liveVersionOf(store, app);
+  if (live) return releaseOf(live, app);
+  const { lane, template, entrypoint, build, env, allowedHosts, ttl } = app;
+  return { lane, template, entrypoint, build, env, allowedHosts, ttl };
+}
+
+/** The version the app serves (or wakes to), if one does. */
+export function liveVersionOf(store: Store, app: AppRecord): VersionRecord | undefined {
+  return app.liveVersion === undefined ? undefined : store.getVersion(app.id, app.liveVersion);
 }

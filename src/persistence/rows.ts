@@ -9,6 +9,7 @@ import type {
   Outcome,
   Phase,
   Role,
+  RuntimeOverrides,
   ShareLinkRecord,
   UserRecord,
   UserStatus,
@@ -54,6 +55,7 @@ export interface VersionRow {
   lane: string;
   entrypoint: string | null;
   build: string | null;
+  runtime_overrides: string | null;
   source_hash: string;
   source_key: string;
   rolled_back_from: number | null;
@@ -171,6 +173,9 @@ export function versionFromRow(row: VersionRow): VersionRecord {
   };
   opt(v, 'entrypoint', row.entrypoint);
   opt(v, 'build', row.build);
+  if (row.runtime_overrides !== null) {
+    v.overrides = JSON.parse(row.runtime_overrides) as RuntimeOverrides;
+  }
   opt(v, 'rolledBackFrom', row.rolled_back_from);
   if (row.env !== null) v.env = envFromJson(row.env);
   if (row.allowed_hosts !== null) v.allowedHosts = JSON.parse(row.allowed_hosts) as string[];
@@ -191,6 +196,7 @@ export function versionToRow(v: VersionRecord): VersionRow {
     lane: v.lane,
     entrypoint: v.entrypoint ?? null,
     build: v.build ?? null,
+    runtime_overrides: v.overrides ? JSON.stringify(v.overrides) : null,
     source_hash: v.sourceHash,
     source_key: v.sourceKey,
     rolled_back_from: v.rolledBackFrom ?? null,

@@ -22,7 +22,7 @@ const APP_COLS =
   'last_deploy, snapshot, build, access';
 const VERSION_COLS =
   'app_id, version, timestamp, template, lane, entrypoint, source_hash, source_key, ' +
-  'rolled_back_from, env, allowed_hosts, ttl, outcome, reason, message, build';
+  'rolled_back_from, env, allowed_hosts, ttl, outcome, reason, message, build, runtime_overrides';
 const USER_COLS = 'id, name, email, role, status, department, api_key_hash, created_at, updated_at';
 const DEPARTMENT_COLS = 'id, name, description, created_at';
 const LINK_COLS =

@@ -138,6 +138,12 @@ export interface VersionRecord {
   entrypoint?: string;
   /** runtime.build of this release: a rollback runs the build it was deployed with. */
   build?: string;
+  /**
+   * The runtime lane, template and entrypoint the deploy asked for, as opposed to what the
+   * classifier made of the source (lane, template, entrypoint above): a redeploy that names no
+   * runtime asks for them again. Absent: none asked for, or stored before they were kept.
+   */
+  overrides?: RuntimeOverrides;
   sourceHash: string;
   /** Blob key `<app_id>.v<version>.<32 hex>`, minted once and never re-derived. */
   sourceKey: string;
@@ -153,6 +159,12 @@ export interface VersionRecord {
   outcome?: Outcome;
   reason?: string;
   message?: string;
+}
+
+export interface RuntimeOverrides {
+  lane?: string;
+  template?: string;
+  entrypoint?: string;
 }
 
 export interface UserRecord {

@@ -2,6 +2,7 @@ import type { AppRegistry } from '../actors/registry.js';
 import { isAdmin, type Identity } from '../auth/identity.js';
 import type { Config } from '../config/schema.js';
 import { notFound } from '../errors.js';
+import { liveReleaseOf, liveVersionOf, releaseOf } from '../persistence/release.js';
 import type { StorageHealth } from '../persistence/storage-health.js';
 import type { Access, AppRecord, Store } from '../persistence/store.js';
 import { classify } from '../sources/classify.js';
@@ -9,11 +10,18 @@ import { mintSourceKey } from '../sources/keys.js';
 import type { SourceStore } from '../sources/source-store.js';
 import { inspectTarball } from '../sources/tarball.js';
 import type { AccessGate } from './direct-routes.js';
+import {
+  applyChange,
+  configBase,
+  releasesWith,
+  sameSettings,
+  validateChange,
+} from './app-change.js';
 import { AuditTrail, sourceHash } from './audit-trail.js';
 import { AuditedActions } from './audited-actions.js';
 import type { DeployMetadata } from './deploy-metadata.js';
 import { assertMayDeployTo, requireScope } from './deploy-policy.js';
-import { releaseRows } from './deploy-rows.js';
+import { carriedRuntime, releaseRows, type CarriedRuntime } from './deploy-rows.js';
 import { HistoryService, nextVersion, type VersionView } from './history-service.js';
 
 export { HISTORY_CAP } from './history-service.js';
@@ -81,7 +89,8 @@ export class AppService {
     const info = await inspectTarball(source);
     const version = nextVersion(store, metadata.name);
     const sourceKey = mintSourceKey(metadata.name, version);
-    const plan = classify(info, metadata.runtime);
+    const runtime = carriedRuntime(metadata.runtime, existing && carriedFrom(store, existing));
+    const plan = classify(info, runtime);
     await sourceStore.put(sourceKey, source).then(
       () => this.deps.storage.succeeded('source store'),
       (err: unknown) => {
@@ -97,10 +106,11 @@ export class AppService {
         // Checked again inside the transaction: another deploy may have taken the name meanwhile.
         const existing = assertMayDeployTo(store, config, identity, metadata.name);
         const rows = releaseRows({
-          metadata,
+          metadata: { ...metadata, runtime },
           identity,
           plan,
           existing,
+          live: existing ? liveReleaseOf(store, existing) : undefined,
           version,
           sourceKey,
           sourceHash: info.hash,
@@ -197,6 +207,33 @@ export class AppService {
     return after;
   }
 
+  /**
+   * PATCH /v1/apps/{id}, MCP update_app: access as a setting, then env, ttl and egress as a config
+   * release of the live source (audited as a deploy; the trail holds no env, names nor values). The
+   * whole change is checked before any of it is done, after the caller's right to the app (another
+   * owner's app is not found whatever the body says); one that changes nothing makes no release.
+   */
+  async update(identity: Identity, id: string, body: unknown): Promise<UpdateOutcome> {
+    const app = this.actions.authorize(identity, 'update', id);
+    const change = validateChange(body);
+    const from = releasesWith(change) ? configBase(this.deps.store, app) : undefined;
+    if (from) applyChange(releaseOf(from, app), change);
+    const after =
+      change.access === undefined ? app : await this.setAccess(identity, id, change.access);
+    if (!from) return { app: after };
+    const before = this.actions.authorize(identity, 'deploy', id);
+    if (sameSettings(releaseOf(from, before), applyChange(releaseOf(from, before), change))) {
+      this.actions.recorded(identity, 'deploy', before, 'noop', from.sourceHash);
+      return { app: before };
+    }
+    const outcome = await this.actions.attempt(identity, 'deploy', id, {
+      run: () => this.history.reconfigure(before, from, (release) => applyChange(release, change)),
+      hash: () => from.sourceHash,
+    });
+    this.actions.deployed(identity, outcome.app, outcome.version, outcome.sourceHash);
+    return outcome;
+  }
+
   private storeAccess(id: string, access: Access): AppRecord {
     const { store } = this.deps;
     return store.transaction(() => {
@@ -231,6 +268,12 @@ export interface AppServiceDeps {
   audit?: AuditTrail;
 }
 
+export interface UpdateOutcome {
+  app: AppRecord;
+  /** The config release the change made, if it made one. */
+  version?: number;
+}
+
 export interface DeployOutcome {
   app: AppRecord;
   version: number;
@@ -239,3 +282,12 @@ export interface DeployOutcome {
 
 /** Admins, and everyone when auth is disabled, see every app. */
 const seesAll = (identity: Identity): boolean => isAdmin(identity);
+
+/**
+ * What a redeploy without runtime asks for again: the live release's overrides and build, or
+ * while none serves, the newest release's.
+ */
+function carriedFrom(store: Store, app: AppRecord): CarriedRuntime {
+  const from = liveVersionOf(store, app) ?? store.listVersions(app.id)[0];
+  return { overrides: from?.overrides, build: liveReleaseOf(store, app).build };
+}

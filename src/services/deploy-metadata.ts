@@ -1,27 +1,29 @@
 import { AppError } from '../errors.js';
-import { parseDuration } from '../config/duration.js';
 import type { Access, EnvItem } from '../persistence/store.js';
-import { parseHostEntry } from '../runtime/egress/egress-hosts.js';
 import { APP_NAME, APP_NAME_MAX } from '../sources/app-name.js';
 import { TEMPLATES } from '../sources/classify.js';
+import { isObject, validateEgress, validateEnv, validateTtl } from './release-settings.js';
+
+/** The metadata's `runtime`: each field, when set, overrides what the classifier decides. */
+export interface RuntimeAsk {
+  lane?: 'fast' | 'general';
+  template?: string;
+  entrypoint?: string;
+  build?: string;
+}
 
 /** Deploy metadata (spec §2), validated field by field. */
 export interface DeployMetadata {
   name: string;
-  runtime: { lane?: 'fast' | 'general'; template?: string; entrypoint?: string; build?: string };
-  env: EnvItem[];
-  allowedHosts: string[];
-  ttl: string;
+  /** Absent: a redeploy asks for what the live release asked for; `{}` asks for nothing. */
+  runtime?: RuntimeAsk;
+  /** Absent (env, egress, ttl): a redeploy keeps the live release's, a new app has none (ttl 30m). */
+  env?: EnvItem[];
+  allowedHosts?: string[];
+  ttl?: string;
   /** Absent: a new app gets `apps.defaultAccess`, an existing one keeps its access. */
   access?: Access;
 }
-
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const MAX_ENV_ITEMS = 200;
-const MAX_ENV_BYTES = 64 * 1024;
-const MAX_HOSTS = 100;
-/** Set by the service, never by a user: a user setting them could break or escape the runner. */
-const RESERVED_ENV = new Set(['PORT', 'HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'NODE_OPTIONS']);
 
 /** Parses the metadata part (a JSON string) of a deploy. */
 export function parseMetadataJson(text: string | undefined): DeployMetadata {
@@ -46,13 +48,15 @@ export function validateMetadata(value: unknown): DeployMetadata {
   const known = new Set(['name', 'runtime', 'env', 'egress', 'ttl', 'access']);
   for (const key of Object.keys(value))
     if (!known.has(key)) throw bad(key, 'is not a metadata field');
-  const metadata: DeployMetadata = {
-    name: validateName(value.name),
-    runtime: validateRuntime(value.runtime),
-    env: validateEnv(value.env),
-    allowedHosts: validateEgress(value.egress),
-    ttl: validateTtl(value.ttl),
-  };
+  const metadata: DeployMetadata = { name: validateName(value.name) };
+  const runtime = validateRuntime(value.runtime);
+  if (runtime !== undefined) metadata.runtime = runtime;
+  const env = validateEnv(value.env, 'env', bad);
+  if (env !== undefined) metadata.env = env;
+  const allowedHosts = validateEgress(value.egress, bad);
+  if (allowedHosts !== undefined) metadata.allowedHosts = allowedHosts;
+  const ttl = validateTtl(value.ttl, bad);
+  if (ttl !== undefined) metadata.ttl = ttl;
   const access = validateAccess(value.access);
   if (access !== undefined) metadata.access = access;
   return metadata;
@@ -84,10 +88,10 @@ export function validateName(name: unknown): string {
   return name;
 }
 
-function validateRuntime(runtime: unknown): DeployMetadata['runtime'] {
-  if (runtime === undefined || runtime === null) return {};
+function validateRuntime(runtime: unknown): RuntimeAsk | undefined {
+  if (runtime === undefined || runtime === null) return undefined;
   if (!isObject(runtime)) throw bad('runtime', 'must be an object');
-  const out: DeployMetadata['runtime'] = {};
+  const out: RuntimeAsk = {};
   for (const [key, val] of Object.entries(runtime)) {
     if (key === 'lane') {
       if (val !== 'fast' && val !== 'general')
@@ -132,75 +136,7 @@ function validateBuild(val: unknown): string {
   return val;
 }
 
-function validateEnv(env: unknown): EnvItem[] {
-  if (env === undefined || env === null) return [];
-  if (!Array.isArray(env)) throw bad('env', 'must be an array of {name, value}');
-  if (env.length > MAX_ENV_ITEMS) throw bad('env', `must have at most ${MAX_ENV_ITEMS} items`);
-  const seen = new Set<string>();
-  let bytes = 0;
-  return env.map((item: unknown, i) => {
-    const field = `env[${i}]`;
-    if (!isObject(item)) throw bad(field, 'must be an object {name, value}');
-    const { name, value } = item;
-    if (typeof name !== 'string' || !ENV_NAME.test(name)) {
-      throw bad(
-        `${field}.name`,
-        'must be a variable name: letters, digits and _, not starting with a digit',
-      );
-    }
-    if (typeof value !== 'string') throw bad(`${field}.value`, 'must be a string');
-    if (RESERVED_ENV.has(name) || name.startsWith('SLIPWAY_')) {
-      throw bad(`${field}.name`, `${name} is set by Slipway and cannot be overridden`);
-    }
-    if (seen.has(name)) throw bad(`${field}.name`, `${name} appears twice`);
-    seen.add(name);
-    bytes += name.length + value.length;
-    if (bytes > MAX_ENV_BYTES) throw bad('env', 'is larger than 64 KiB in total');
-    if (Object.keys(item).some((k) => k !== 'name' && k !== 'value')) {
-      throw bad(field, 'may only have name and value');
-    }
-    return { name, value };
-  });
-}
-
-function validateEgress(egress: unknown): string[] {
-  if (egress === undefined || egress === null) return [];
-  if (!isObject(egress)) throw bad('egress', 'must be an object {allowed_hosts}');
-  if (Object.keys(egress).some((k) => k !== 'allowed_hosts')) {
-    throw bad('egress', 'may only have allowed_hosts');
-  }
-  const hosts = egress.allowed_hosts;
-  if (hosts === undefined || hosts === null) return [];
-  if (!Array.isArray(hosts)) throw bad('egress.allowed_hosts', 'must be an array of host names');
-  if (hosts.length > MAX_HOSTS)
-    throw bad('egress.allowed_hosts', `must have at most ${MAX_HOSTS} hosts`);
-  return hosts.map((host: unknown, i) => {
-    // The gate reads entries with this same parser: what passes here is what it enforces.
-    if (typeof host !== 'string' || !parseHostEntry(host)) {
-      throw bad(
-        `egress.allowed_hosts[${i}]`,
-        'must be a host name, *.domain wildcard or IP address, optionally with a port ' +
-          '(host:8443, *.example.org:8443, [::1]:8080); without one, ports 80 and 443 only',
-      );
-    }
-    return host.toLowerCase();
-  });
-}
-
-function validateTtl(ttl: unknown): string {
-  if (ttl === undefined || ttl === null || ttl === '') return '30m';
-  if (typeof ttl !== 'string') throw bad('ttl', 'must be a duration string such as 30m or 2h');
-  const ms = parseDuration(ttl);
-  if (ms === undefined) throw bad('ttl', `"${ttl}" is not a duration such as 30m, 1h30m or 90s`);
-  if (ms < 1000) throw bad('ttl', 'must be at least 1s');
-  return ttl;
-}
-
 function bad(field: string, problem: string): AppError {
   const message = field === 'metadata' ? `metadata ${problem}` : `metadata.${field} ${problem}`;
   return new AppError(400, 'bad_metadata', message, { field });
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -7,7 +7,7 @@
 import type { Readable } from 'node:stream';
 import type { AppRegistry } from '../actors/registry.js';
 import { AppError, notFound } from '../errors.js';
-import { releaseOf } from '../persistence/release.js';
+import { releaseOf, type Release } from '../persistence/release.js';
 import type { StorageHealth } from '../persistence/storage-health.js';
 import type { AppRecord, Outcome, Store, VersionRecord } from '../persistence/store.js';
 import { envNames } from './app-view.js';
@@ -53,6 +53,14 @@ export interface RollbackOutcome {
   sourceHash: string;
 }
 
+/** What a release made from a stored version's source runs with, and how it is told. */
+interface ReleaseHow {
+  /** The release's settings, given the app's row as stored inside the transaction. */
+  settings: (app: AppRecord) => Release;
+  rolledBackFrom?: number;
+  note: string;
+}
+
 export class HistoryService {
   constructor(private readonly deps: HistoryDeps) {}
 
@@ -66,25 +74,49 @@ export class HistoryService {
 
   /** Redeploys version `target`'s source as a new version; waits up to the budget for Ready. */
   async rollback(app: AppRecord, target: number): Promise<RollbackOutcome> {
-    const { store, sourceStore } = this.deps;
-    const from = store.getVersion(app.id, target);
+    const from = this.deps.store.getVersion(app.id, target);
     if (!from) throw unknownVersion(`app ${app.id} has no version ${target}`);
+    return this.release(app.id, from, {
+      // The whole release comes back, env and egress included.
+      settings: (current) => releaseOf(from, current),
+      rolledBackFrom: from.version,
+      note: `rollback to version ${from.version}`,
+    });
+  }
+
+  /**
+   * A config release: `from`'s source as a new version with the settings `change` makes of its
+   * release. Blue/green as any deploy; waits up to the budget for Ready.
+   */
+  async reconfigure(
+    app: AppRecord,
+    from: VersionRecord,
+    change: (release: Release) => Release,
+  ): Promise<RollbackOutcome> {
+    return this.release(app.id, from, {
+      settings: (current) => change(releaseOf(from, current)),
+      note: `settings of version ${from.version} changed`,
+    });
+  }
+
+  private async release(appId: string, from: VersionRecord, how: ReleaseHow) {
+    const { sourceStore } = this.deps;
     const source = await this.sourceCall(async () =>
       readAll(await sourceStore.open(from.sourceKey)),
     );
-    if (!source) throw unknownVersion(`the source of version ${target} of ${app.id} is gone`);
-    const version = nextVersion(store, app.id);
+    if (!source) throw unknownVersion(`the source of version ${from.version} of ${appId} is gone`);
+    const version = nextVersion(this.deps.store, appId);
     // A copy under a key of its own: pruning the old version later must not take this one's source.
-    const sourceKey = mintSourceKey(app.id, version);
+    const sourceKey = mintSourceKey(appId, version);
     await this.sourceCall(() => sourceStore.put(sourceKey, source));
     try {
-      this.storeRollback(app.id, from, version, sourceKey);
+      this.storeRelease(appId, from, version, sourceKey, how);
     } catch (err) {
-      await this.removeBlob(sourceKey, app.id);
+      await this.removeBlob(sourceKey, appId);
       throw err;
     }
-    await this.prune(app.id);
-    const deployed = await this.deps.registry.deploy(app.id, version, {
+    await this.prune(appId);
+    const deployed = await this.deps.registry.deploy(appId, version, {
       waitMs: this.deps.deployWaitMs,
     });
     return { app: deployed, version, sourceHash: from.sourceHash };
@@ -96,11 +128,12 @@ export class HistoryService {
     for (const version of pruned) await this.removeBlob(version.sourceKey, appId);
   }
 
-  private storeRollback(
+  private storeRelease(
     appId: string,
     from: VersionRecord,
     version: number,
     sourceKey: string,
+    how: ReleaseHow,
   ): void {
     const { store } = this.deps;
     const now = new Date().toISOString();
@@ -108,14 +141,13 @@ export class HistoryService {
       // Read again inside the transaction: the app may have been deleted meanwhile.
       const app = store.getApp(appId);
       if (!app) throw notFound('app');
-      // The whole release comes back, env and egress included.
-      const release = releaseOf(from, app);
+      const release = how.settings(app);
       store.putApp({
         ...app,
         ...release,
         phase: 'Pending',
         reason: 'Queued',
-        message: `version ${version} queued (rollback to version ${from.version})`,
+        message: `version ${version} queued (${how.note})`,
         lastDeployedAt: now,
       });
       store.addVersion({
@@ -125,7 +157,9 @@ export class HistoryService {
         timestamp: now,
         sourceHash: from.sourceHash,
         sourceKey,
-        rolledBackFrom: from.version,
+        // What the release asked for stays asked for: a later redeploy asks for it again.
+        ...(from.overrides ? { overrides: from.overrides } : {}),
+        ...(how.rolledBackFrom === undefined ? {} : { rolledBackFrom: how.rolledBackFrom }),
         outcome: 'Pending',
       });
     });

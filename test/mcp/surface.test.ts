@@ -4,12 +4,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestServer, type TestServer } from '../support/server.js';
 import { ALICE, API_KEYS, BOB, connect, fails, nodeAppFiles, ok, type Seen } from './support.js';
 
-/** Every tool of issue 6, and get_platform_info of issue 16. */
+/** Every tool of issue 6, get_platform_info of issue 16 and update_app of issue 28. */
 const TOOLS = [
   'get_platform_info',
   'deploy_app',
   'list_apps',
   'get_app',
+  'update_app',
   'get_app_logs',
   'delete_app',
   'suspend_app',

@@ -107,15 +107,26 @@ export function recordCases(store: () => Store): void {
     s.putApp(app('web'));
     s.addVersion(version('web', 1));
     s.addVersion(
-      version('web', 3, { rolledBackFrom: 1, entrypoint: 'main.js', build: 'make site' }),
+      version('web', 3, {
+        rolledBackFrom: 1,
+        entrypoint: 'main.js',
+        build: 'make site',
+        overrides: { template: 'node', entrypoint: 'main.js' },
+      }),
     );
     s.addVersion(version('web', 2));
     expect(s.listVersions('web').map((v) => v.version)).toEqual([3, 2, 1]);
     expect(s.getVersion('web', 3)).toEqual(
-      version('web', 3, { rolledBackFrom: 1, entrypoint: 'main.js', build: 'make site' }),
+      version('web', 3, {
+        rolledBackFrom: 1,
+        entrypoint: 'main.js',
+        build: 'make site',
+        overrides: { template: 'node', entrypoint: 'main.js' },
+      }),
     );
     expect(s.getVersion('web', 1)).not.toHaveProperty('rolledBackFrom');
     expect(s.getVersion('web', 1)).not.toHaveProperty('build');
+    expect(s.getVersion('web', 1)).not.toHaveProperty('overrides');
     expect(s.getVersion('web', 9)).toBeUndefined();
     expect(s.listVersions('other')).toEqual([]);
     expect(() => s.addVersion(version('web', 2))).toThrow(/UNIQUE/);

@@ -21,7 +21,7 @@ describe('runtime.build: metadata', () => {
     const build = 'npx vite build --outDir out';
     expect(meta({ build }).runtime).toEqual({ build });
     expect(meta({ build, lane: 'general' }).runtime).toEqual({ build, lane: 'general' });
-    expect(meta({ build: 'x'.repeat(1000) }).runtime.build).toHaveLength(1000);
+    expect(meta({ build: 'x'.repeat(1000) }).runtime?.build).toHaveLength(1000);
   });
 
   it.each([

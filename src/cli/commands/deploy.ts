@@ -17,10 +17,23 @@ export function deployCommand(program: Command): void {
     .description('pack a folder (respecting .gitignore and .slipwayignore) and deploy it')
     .argument('[dir]', 'the folder to deploy', '.')
     .option('--name <name>', "the app's name (default: the folder's name, made URL-safe)")
-    .option('--env <KEY=VALUE>', 'an environment variable (repeatable)', collect, [])
+    .option(
+      '--env <KEY=VALUE>',
+      "an environment variable (repeatable); without --env or --env-file a redeploy keeps the app's env (change it with slipway env)",
+      collect,
+      [],
+    )
     .option('--env-file <path>', 'environment variables from a dotenv file')
-    .option('--egress <host>', 'a host the app may reach (repeatable)', collect, [])
-    .option('--ttl <duration>', 'idle time before the app is suspended (e.g. 30m, 2h)')
+    .option(
+      '--egress <host>',
+      "a host the app may reach (repeatable); without it a redeploy keeps the app's hosts",
+      collect,
+      [],
+    )
+    .option(
+      '--ttl <duration>',
+      "idle time before the app is suspended (e.g. 30m, 2h); without it a redeploy keeps the app's",
+    )
     .addOption(
       new Option('--access <access>', 'who may open the app').choices(['public', 'private']),
     )

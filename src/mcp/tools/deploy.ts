@@ -119,7 +119,10 @@ export const deployApp = defineTool({
           ),
       })
       .optional()
-      .describe('Overrides of what Slipway detects from the file names; usually omitted.'),
+      .describe(
+        'Overrides of what Slipway detects from the file names; usually omitted. Omitted on a ' +
+          'redeploy: the overrides the live version was deployed with; {} for none.',
+      ),
     env: z
       .array(
         z.strictObject({
@@ -128,7 +131,11 @@ export const deployApp = defineTool({
         }),
       )
       .optional()
-      .describe('Environment variables for the app. PORT and proxy variables are set by Slipway.'),
+      .describe(
+        'Environment variables for the app. PORT and proxy variables are set by Slipway. ' +
+          "Omitted: a redeploy keeps the live version's env; [] clears it. update_app changes " +
+          'it without sending the source.',
+      ),
     egress: z
       .strictObject({
         allowed_hosts: z
@@ -137,11 +144,16 @@ export const deployApp = defineTool({
           .describe('Hosts the app may reach, e.g. "api.example.com" or "*.example.com".'),
       })
       .optional()
-      .describe('Outbound network access; omitted or empty means none.'),
+      .describe(
+        "Outbound network access. Omitted: a new app has none, a redeploy keeps the live version's.",
+      ),
     ttl: z
       .string()
       .optional()
-      .describe('Idle time before the app is suspended, e.g. "30m" (default) or "2h".'),
+      .describe(
+        'Idle time before the app is suspended, e.g. "30m" (default) or "2h"; omitted, a ' +
+          "redeploy keeps the live version's.",
+      ),
     access: accessField
       .optional()
       .describe(

@@ -9,15 +9,20 @@ export interface EnvRow {
 export function EnvFields({
   rows,
   onChange,
+  legend = 'Environment',
+  hint,
 }: {
   rows: EnvRow[];
   onChange: (rows: EnvRow[]) => void;
+  legend?: string;
+  hint?: string;
 }) {
   const set = (index: number, patch: Partial<EnvRow>) =>
     onChange(rows.map((row, i) => (i === index ? { ...row, ...patch } : row)));
   return (
     <fieldset class="env">
-      <legend>Environment</legend>
+      <legend>{legend}</legend>
+      {hint ? <p class="muted">{hint}</p> : null}
       {rows.map((row, i) => (
         <div class="row" key={i}>
           <TextField

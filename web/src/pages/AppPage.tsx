@@ -5,6 +5,7 @@ import { exact } from '../lib/format';
 import { go } from '../lib/route';
 import type { Access, AppView, VersionView } from '../lib/types';
 import { AppAccess } from '../components/AppAccess';
+import { AppEnv } from '../components/AppEnv';
 import { AppLogs } from '../components/AppLogs';
 import { AppShares } from '../components/AppShares';
 import { AppVersions } from '../components/AppVersions';
@@ -14,8 +15,8 @@ import { PhaseBadge } from '../components/PhaseBadge';
 import { Problem } from '../components/Problem';
 
 /**
- * One app: URL, phase, access, versions and rollback, live logs, share links and its lifecycle
- * actions.
+ * One app: URL, phase, access and env, versions and rollback, live logs, share links and its
+ * lifecycle actions.
  */
 export function AppPage({ id }: { id: string }) {
   const [app, setApp] = useState<AppView>();
@@ -140,6 +141,13 @@ export function AppPage({ id }: { id: string }) {
           onConfirm={() => act('delete')}
         />
       </div>
+      <AppEnv
+        app={app}
+        onSaved={(view) => {
+          setApp(view);
+          void refresh();
+        }}
+      />
       <AppVersions id={id} versions={versions} onRolledBack={refresh} />
       <AppLogs id={id} versions={versions} />
       <AppShares id={id} access={app.access} />

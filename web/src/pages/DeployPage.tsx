@@ -103,7 +103,11 @@ export function DeployPage() {
         <p id="app-name-help" class="muted">
           Lower-case letters, digits and dashes; it becomes the app's subdomain.
         </p>
-        <EnvFields rows={env} onChange={setEnv} />
+        <EnvFields
+          rows={env}
+          onChange={setEnv}
+          hint="None added: a redeploy keeps the app's variables (its page changes them without a deploy)."
+        />
         <AccessChoice value={access} onChange={setAccess} />
         {step.kind === 'uploading' && (
           <label>

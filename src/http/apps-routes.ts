@@ -9,6 +9,7 @@ import type { AppService } from '../services/app-service.js';
 import { deployFailure } from '../services/deploy-failure.js';
 import { appView } from '../services/app-view.js';
 import { parseMetadataJson } from '../services/deploy-metadata.js';
+import { sourceTooLarge } from '../sources/tarball.js';
 import {
   appIdParams,
   appListResponse,
@@ -36,7 +37,7 @@ export function appsRoutes(service: AppService, registry: AppRegistry, maxSource
 
     app.post('/v1/deploy', { schema: { response: deployResponse } }, async (request, reply) => {
       const identity = requireIdentity(request);
-      const { metadataText, source } = await readDeployParts(request);
+      const { metadataText, source } = await readDeployParts(request, maxSourceBytes);
       const metadata = parseMetadataJson(metadataText);
       if (!source || source.length === 0) {
         throw new AppError(
@@ -104,6 +105,7 @@ const idOf = (request: FastifyRequest): string => (request.params as { id: strin
 /** Reads both parts in whatever order they come; every file stream is consumed so none hangs. */
 async function readDeployParts(
   request: FastifyRequest,
+  maxSourceBytes: number,
 ): Promise<{ metadataText?: string; source?: Buffer }> {
   if (!request.isMultipart()) {
     throw new AppError(
@@ -130,7 +132,7 @@ async function readDeployParts(
       }
     }
   } catch (err) {
-    throw multipartError(err);
+    throw multipartError(err, maxSourceBytes);
   }
   // Checked once every part is read, so no file stream is left hanging.
   if (oversized || Buffer.byteLength(metadataText ?? '') > METADATA_MAX_BYTES) {
@@ -141,12 +143,10 @@ async function readDeployParts(
   return { metadataText, source };
 }
 
-function multipartError(err: unknown): AppError {
+function multipartError(err: unknown, maxSourceBytes: number): AppError {
   if (err instanceof AppError) return err;
   const code = (err as { code?: string }).code;
-  if (code === 'FST_REQ_FILE_TOO_LARGE') {
-    return new AppError(413, 'payload_too_large', 'source tarball is larger than 50 MB');
-  }
+  if (code === 'FST_REQ_FILE_TOO_LARGE') return sourceTooLarge(maxSourceBytes);
   if (code === 'FST_FIELDS_LIMIT' || code === 'FST_FILES_LIMIT' || code === 'FST_PARTS_LIMIT') {
     return new AppError(400, 'bad_multipart', 'too many parts: send exactly source and metadata');
   }

@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
@@ -43,13 +43,16 @@ interface Polled {
   slow: number;
 }
 
-/** Polls the URL from a separate node process for `ms`; resolves its slowest answers. */
-function pollHealth(url: string, ms: number): Promise<Polled> {
+/**
+ * Polls the URL from a separate node process for `ms` from its first answer: `started` resolves
+ * then, `result` with its slowest answers at the end.
+ */
+function pollHealth(url: string, ms: number): { started: Promise<void>; result: Promise<Polled> } {
   const script = `
-    const end = Date.now() + ${ms};
+    let end;
     let worst = 0, count = 0, slow = 0;
     (async () => {
-      while (Date.now() < end) {
+      while (end === undefined || Date.now() < end) {
         const t0 = performance.now();
         const res = await fetch(${JSON.stringify(url)});
         await res.text();
@@ -58,15 +61,33 @@ function pollHealth(url: string, ms: number): Promise<Polled> {
         worst = Math.max(worst, took);
         if (took > 100) slow++;
         count++;
+        if (end === undefined) {
+          end = Date.now() + ${ms};
+          console.log('polling');
+        }
         await new Promise((r) => setTimeout(r, 10));
       }
       console.log(JSON.stringify({ worst, count, slow }));
     })();`;
-  return new Promise((resolve, reject) => {
-    execFile(process.execPath, ['-e', script], (err, stdout) =>
-      err ? reject(err) : resolve(JSON.parse(stdout) as Polled),
-    );
+  const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  let polling: () => void = () => undefined;
+  const started = new Promise<void>((resolve) => (polling = resolve));
+  child.stdout.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+    if (out.startsWith('polling\n')) polling();
   });
+  const result = new Promise<Polled>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) => {
+      const last = out.trimEnd().split('\n').at(-1) ?? '';
+      if (code === 0) resolve(JSON.parse(last) as Polled);
+      else reject(new Error(`the health poller exited ${code}: ${out}`));
+    });
+  });
+  // A poller that dies before its first answer ends the wait; its result then fails the test.
+  void result.catch(() => polling());
+  return { started, result };
 }
 
 const layouts: [string, () => { dataDir: string; cleanup: () => void }][] = [
@@ -295,10 +316,10 @@ describe.each(layouts)('sandbox escapes, with %s', (_, layout) => {
     expect(made.made, JSON.stringify(made)).toBe(300_000);
     // Another process polls, so a blocked event loop here shows as a slow answer there.
     const poller = pollHealth(`${server.baseURL}/healthz`, 4_000);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await poller.started;
     const del = await call(server.baseURL, '/v1/apps/probe', { method: 'DELETE', token: KEY });
     expect([200, 202, 204]).toContain(del.status);
-    const { worst, count, slow } = await poller;
+    const { worst, count, slow } = await poller.result;
     expect(count).toBeGreaterThan(20);
     // Within 100 ms, but for a stray answer delayed by the scheduler on a busy 2-core machine (a
     // blocked event loop shows as seconds: 3.9 s before the removal went async).

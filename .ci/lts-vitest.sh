@@ -56,6 +56,10 @@ mkdir -p "$copy/node_modules/better-sqlite3/build/Release"
 cp "$addon" "$copy/node_modules/better-sqlite3/build/Release/better_sqlite3.node"
 
 cd "$copy"
+# npm finds its global npmrc beside the Node that runs it: on the LTS Node it must still read the
+# machine's (the registry's CA, for installs in the sandboxes among others).
+npm_config_globalconfig=$(npm config get globalconfig)
+export npm_config_globalconfig
 export PATH="$prefix/bin:$PATH"
 echo "vitest on Node $(node --version)"
 node node_modules/vitest/vitest.mjs "$@"

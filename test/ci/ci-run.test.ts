@@ -1,5 +1,5 @@
-// .ci/run itself, in a copy of its files, with stand-ins for apt-get, npm, npx, the LTS Node's
-// vitest run and the test cluster's build that write reports where .ci/run asks for them: every suite runs after one
+// .ci/run itself, in a copy of its files, with stand-ins for apt-get, npm, npx and the test
+// cluster's build that write reports where .ci/run asks for them: every suite runs after one
 // fails, each report is found, and the last line is the sum. (The real suites are far too heavy
 // to run from a test.)
 import { spawn } from 'node:child_process';
@@ -46,13 +46,6 @@ beforeEach(() => {
   for (const file of FILES) cpSync(join(ROOT, file), join(dir, 'repo', file));
   mkdirSync(join(dir, 'repo/test/k8s'), { recursive: true });
   writeFileSync(join(dir, 'repo/test/k8s/build.sh'), 'echo "build.sh" >>"$CALLS"\n');
-  writeFileSync(
-    join(dir, 'repo/.ci/lts-vitest.sh'),
-    `echo "lts-vitest.sh $*" >>"$CALLS"
-for arg in "$@"; do case "$arg" in --outputFile=*) out="\${arg#--outputFile=}" ;; esac; done
-printf '{"numPassedTests":4,"numFailedTests":0,"numPendingTests":0,"numTodoTests":0,"testResults":[]}' >"$out"
-`,
-  );
   mkdirSync(join(dir, 'bin'));
   for (const [name, body] of Object.entries(STANDINS)) {
     writeFileSync(join(dir, 'bin', name), `#!/usr/bin/env bash\n${body}\n`);
@@ -95,33 +88,31 @@ describe('.ci/run', () => {
       'npm run typecheck',
       'npm run lint',
       'npx vitest run',
-      'lts-vitest.sh run',
       'npm run test:api',
       'build.sh',
       'npx vitest run',
     ]);
-    expect(lines.slice(-7)).toEqual([
+    expect(lines.slice(-6)).toEqual([
       'typecheck: 1 passed, 0 failed',
       'lint: 0 passed, 1 failed (exit status 1)',
       'vitest: 5 passed, 0 failed, 1 skipped',
-      'vitest-lts: 4 passed, 0 failed',
       'schemathesis: 2 passed, 0 failed',
       'k8s: 2 passed, 0 failed, 1 skipped',
-      '14 passed, 1 failed, 2 skipped',
+      '10 passed, 1 failed, 2 skipped',
     ]);
     expect(status).not.toBe(0);
   });
 
   it('exits 0 when everything passed', async () => {
     const { status, lines } = await ciRun({});
-    expect(lines.at(-1)).toBe('15 passed, 0 failed, 2 skipped');
+    expect(lines.at(-1)).toBe('11 passed, 0 failed, 2 skipped');
     expect(status).toBe(0);
   });
 
   it('counts every suite as failed when the install fails, and runs none', async () => {
     const { status, lines } = await ciRun({ NPM_CI_STATUS: '1' });
     expect(calls().at(-1)).toBe('npm ci');
-    expect(lines.at(-1)).toBe('0 passed, 6 failed');
+    expect(lines.at(-1)).toBe('0 passed, 5 failed');
     expect(status).not.toBe(0);
   });
 });

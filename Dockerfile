@@ -8,12 +8,12 @@
 
 # Production dependencies only. better-sqlite3's native addon is built here: the full image has
 # python3, make and g++ for when no prebuilt binary fits.
-FROM node:20-bookworm AS deps
+FROM node:26-bookworm AS deps
 WORKDIR /opt/slipway
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
-FROM node:20-bookworm-slim AS runtime
+FROM node:26-bookworm-slim AS runtime
 ENV NODE_ENV=production \
     HOME=/tmp \
     npm_config_cache=/tmp/.npm \

@@ -90,7 +90,8 @@ export function commandOf(pid: number): string {
   return safeRead(`/proc/${pid}/cmdline`).split('\0').join(' ');
 }
 
-function rssOf(pid: number): number {
+/** Resident memory of one process, in bytes (0 once it is gone). */
+export function rssOf(pid: number): number {
   const match = /VmRSS:\s+(\d+) kB/.exec(safeRead(`/proc/${pid}/status`));
   return match ? Number(match[1]) * 1024 : 0;
 }

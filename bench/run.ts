@@ -13,6 +13,7 @@ import { loadTest } from './load.js';
 import { runtimeRoot } from '../src/runtime/local/runtime-dir.js';
 import { bareStart, childrenOf, commandOf, stop, treePss, treeRss } from './processes.js';
 import { restartRow } from './restart.js';
+import { startRow } from './start.js';
 import { measureRollback } from './rollback.js';
 import { api, BENCH_KEY, deployTo, startSlipwayProcess, type SlipwayProcess } from './slipway.js';
 import { percentile, round, sleep } from './stats.js';
@@ -68,6 +69,7 @@ async function main(): Promise<void> {
     if (want('burst')) await burstRow(slipway, node);
     if (want('density')) await densityRow(slipway, node);
     if (want('restart')) rows.push(await restartRow());
+    if (want('start')) rows.push(await startRow());
     if (want('k8s-deploy')) rows.push(await k8sDeployRow(node, Math.min(N, 20)));
   } finally {
     await slipway.close();

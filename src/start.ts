@@ -43,11 +43,11 @@ export interface StartOptions {
 }
 
 /** The source store and the runtime the config names, over which the deploy services are built. */
-export function openDeployParts(config: Config, log: Log): DeployParts {
-  const sourceStore = openSourceStore(config);
+export async function openDeployParts(config: Config, log: Log): Promise<DeployParts> {
+  const sourceStore = await openSourceStore(config);
   const agentToken = randomBytes(32).toString('base64url');
-  const runtime = openRuntime(config, { sourceStore, agentToken, log });
-  const routes = openRoutes(config);
+  const runtime = await openRuntime(config, { sourceStore, agentToken, log });
+  const routes = await openRoutes(config);
   return { sourceStore, runtime, agentToken, ...(routes ? { routes } : {}) };
 }
 
@@ -79,7 +79,7 @@ export async function startSlipway(config: Config, options: StartOptions = {}): 
     // The composition root: the store, the runtime the config names with the registry and the
     // services over it, then the HTTP server they are handed to.
     const log = serviceLog(logger);
-    const deploy = createDeployServices(config, store, openDeployParts(config, log), log);
+    const deploy = createDeployServices(config, store, await openDeployParts(config, log), log);
     app = await buildServer({ config, store, deploy, tls, logger, drain });
     if (cancelled()) throw new StartCancelled();
     bootstrap = ensureBootstrapAdmin(config, store);

@@ -336,7 +336,7 @@ export const configSchema = z.strictObject({
           /** The language runtimes in the agent image, as the platform info reports them. */
           versions: z
             .partialRecord(z.enum(['node', 'python']), z.string())
-            .default({ node: '20', python: '3.11' }),
+            .default({ node: '26', python: '3.11' }),
           /**
            * The data path: a Ready app's host routed ingress → pod by a Gateway API HTTPRoute (or
            * an Ingress), the rest to the control plane's Service; `none`: everything through the

@@ -1,7 +1,5 @@
 import { join } from 'node:path';
 import type { Config } from '../config/schema.js';
-import { loadKubeConfig } from '../kube/kube-config.js';
-import { openConfigMapStore } from './configmap/configmap-store.js';
 import type { Log } from './configmap/configmap-writer.js';
 import { checkDatabaseFile, damaged } from './database-guard.js';
 import { createMemoryStore } from './memory-store.js';
@@ -23,13 +21,18 @@ export interface OpenStoreOptions {
 
 /**
  * Opens the configured backend; the one place that knows which implementations exist. Async:
- * the configmap backend loads what the API server holds before it answers.
+ * the configmap backend loads what the API server holds before it answers. The Kubernetes client
+ * is loaded only for that backend.
  */
 export async function openStore(opts: OpenStoreOptions): Promise<Store> {
   if (opts.backend === 'memory') return createMemoryStore();
   if (opts.backend === 'configmap') {
     const { kubernetes } = opts;
     if (kubernetes === undefined) throw new TypeError('the configmap store needs `kubernetes`');
+    const [{ loadKubeConfig }, { openConfigMapStore }] = await Promise.all([
+      import('../kube/kube-config.js'),
+      import('./configmap/configmap-store.js'),
+    ]);
     return openConfigMapStore({
       kubeConfig: loadKubeConfig({ kubernetes }),
       namespace: kubernetes.namespace,

@@ -1,10 +1,7 @@
 import { ConfigError } from '../config/load.js';
 import { durationMs, type Config } from '../config/schema.js';
-import { KubeAccessCheck } from '../kube/access-check.js';
-import { AppRoutes } from '../kube/app-routes.js';
-import { loadKubeConfig } from '../kube/kube-config.js';
+import type { AppRoutes } from '../kube/app-routes.js';
 import type { SourceStore } from '../sources/source-store.js';
-import { createKubernetesRuntime } from './kubernetes/kubernetes-runtime.js';
 import { createLocalRuntime } from './local/local-runtime.js';
 import type { Runtime } from './runtime.js';
 
@@ -15,8 +12,11 @@ export interface RuntimeDeps {
   log(level: 'info' | 'warn' | 'error', msg: string, extra?: object): void;
 }
 
-/** The runtime `runtime.backend` names; the one place that knows which runtimes exist. */
-export function openRuntime(config: Config, deps: RuntimeDeps): Runtime {
+/**
+ * The runtime `runtime.backend` names; the one place that knows which runtimes exist. The
+ * Kubernetes client is loaded only for the kubernetes runtime: the default start does without it.
+ */
+export async function openRuntime(config: Config, deps: RuntimeDeps): Promise<Runtime> {
   const { runtime } = config;
   if (runtime.backend === 'kubernetes') {
     const { sourceStore } = deps;
@@ -26,6 +26,12 @@ export function openRuntime(config: Config, deps: RuntimeDeps): Runtime {
         'config: runtime.backend "kubernetes" needs sources.backend "s3": sandbox pods pull sources from pre-signed object-store URLs',
       );
     }
+    const [{ loadKubeConfig }, { KubeAccessCheck }, { createKubernetesRuntime }] =
+      await Promise.all([
+        import('../kube/kube-config.js'),
+        import('../kube/access-check.js'),
+        import('./kubernetes/kubernetes-runtime.js'),
+      ]);
     const kubeConfig = loadKubeConfig(config);
     const objects = runtime.kubernetes.sandboxObjects;
     return createKubernetesRuntime({
@@ -101,9 +107,13 @@ export function openRuntime(config: Config, deps: RuntimeDeps): Runtime {
 }
 
 /** The data path's route writer the config names: kubernetes with routes, else none. */
-export function openRoutes(config: Config): AppRoutes | undefined {
+export async function openRoutes(config: Config): Promise<AppRoutes | undefined> {
   const { routes } = config.runtime.kubernetes;
   if (config.runtime.backend !== 'kubernetes' || routes.kind === 'none') return undefined;
+  const [{ loadKubeConfig }, { AppRoutes }] = await Promise.all([
+    import('../kube/kube-config.js'),
+    import('../kube/app-routes.js'),
+  ]);
   return new AppRoutes(loadKubeConfig(config), config.kubernetes.namespace, {
     kind: routes.kind,
     gateway: routes.gateway,

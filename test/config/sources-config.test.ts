@@ -77,13 +77,13 @@ describe('sources config', () => {
     );
   });
 
-  it('opens the store the backend names', () => {
+  it('opens the store the backend names', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'slipway-open-sources-'));
     try {
-      const served = openSourceStore(parseConfig({ server: { dataDir } }));
+      const served = await openSourceStore(parseConfig({ server: { dataDir } }));
       expect(served.backend).toBe('served');
       expect(served.presignGet).toBeUndefined();
-      const s3 = openSourceStore(
+      const s3 = await openSourceStore(
         parseConfig({
           server: { dataDir },
           sources: { backend: 's3', s3: { bucket: 'sources', endpoint: 'http://127.0.0.1:9' } },

@@ -49,9 +49,9 @@ describe.each(['Dockerfile', 'Dockerfile.agent'])('%s', (file) => {
   const stages = parseDockerfile(file);
   const last = finalStage(stages);
 
-  it('is multi-stage, ending on a slim Node 20 image', () => {
+  it('is multi-stage, ending on a slim image of the newest LTS Node (26)', () => {
     expect(stages.length).toBeGreaterThanOrEqual(2);
-    expect(last.base).toMatch(/^node:20(\.[\d.]+)?-[a-z]+-slim$/);
+    expect(last.base).toMatch(/^node:26(\.[\d.]+)?-[a-z]+-slim$/);
   });
 
   it('runs as a non-root numeric uid, set once (never back to root)', () => {

@@ -226,7 +226,7 @@ describe('the server serves exactly the operations the spec does not mark pendin
     store = createMemoryStore();
     const logger = createLogger(false);
     const log = serviceLog(logger);
-    const deploy = createDeployServices(config, store, openDeployParts(config, log), log);
+    const deploy = createDeployServices(config, store, await openDeployParts(config, log), log);
     app = await buildServer({ config, store, deploy, logger });
     await app.ready();
     served = new Set(app.routeTable.list().map((r) => routeKey(r.method, r.url)));

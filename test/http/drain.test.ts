@@ -10,12 +10,28 @@ afterEach(async () => {
   server = undefined;
 });
 
-/** A listener whose `/slow?ms=N` answers after N ms, through a drain like server.ts's. */
+/** Requests `/hold` answers once the test releases them, oldest first. */
+const held: (() => void)[] = [];
+let arrived: (() => void) | undefined;
+
+/** Resolves once the listener has admitted the next `/hold` request: it is in flight. */
+const nextHold = (): Promise<void> => new Promise((resolve) => (arrived = resolve));
+const release = (): void => held.shift()?.();
+
+/**
+ * A listener through a drain like server.ts's: `/now` answers at once, `/hold` when released
+ * (or never).
+ */
 async function listen(drain: Drain): Promise<number> {
+  held.length = 0;
   server = createServer((req, res) => {
     if (!drain.admit(res)) return;
-    const ms = Number(new URL(req.url ?? '/', 'http://x').searchParams.get('ms') ?? 0);
-    setTimeout(() => res.end('done'), ms);
+    if (req.url !== '/hold') {
+      res.end('done');
+      return;
+    }
+    held.push(() => res.end('done'));
+    arrived?.();
   });
   drain.watch(server);
   server.on('upgrade', (_req, socket) => {
@@ -47,32 +63,36 @@ describe('Drain', () => {
     const drain = new Drain();
     const port = await listen(drain);
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-    expect((await get(port, '/slow?ms=0', agent)).status).toBe(200);
+    expect((await get(port, '/now', agent)).status).toBe(200);
     let begun = 0;
     drain.onBegin(() => (begun += 1));
 
-    const slow = get(port, '/slow?ms=300');
-    await new Promise((r) => setTimeout(r, 50));
-    const draining = drain.run(5_000);
+    const inFlight = nextHold();
+    const slow = get(port, '/hold');
+    await inFlight;
+    let drained = false;
+    const draining = drain.run(5_000).finally(() => (drained = true));
     expect(begun).toBe(1);
     expect(drain.active).toBe(true);
 
     // The idle keep-alive connection is still open: its next request hears why.
-    const late = await get(port, '/slow?ms=0', agent);
+    const late = await get(port, '/now', agent);
     expect(late.status).toBe(503);
     expect(JSON.parse(late.body)).toEqual(SHUTTING_DOWN);
     expect(late.headers['retry-after']).toBe('5');
     expect(late.headers.connection).toBe('close');
     // No new connection is accepted.
-    await expect(get(port, '/slow?ms=0')).rejects.toThrow(/ECONNREFUSED/);
+    await expect(get(port, '/now')).rejects.toThrow(/ECONNREFUSED/);
 
+    // The drain waits for the request in flight, however long it takes.
+    expect(drained).toBe(false);
+    release();
     const answered = await slow;
     expect(answered).toMatchObject({ status: 200, body: 'done' });
     // Begun before the drain, answered after it started: it says the connection ends.
     expect(answered.headers.connection).toBe('close');
     const result = await draining;
     expect(result.forced).toBe(0);
-    expect(result.ms).toBeGreaterThanOrEqual(200);
     expect(await drain.run(5_000)).toBe(result);
     agent.destroy();
   });
@@ -80,11 +100,13 @@ describe('Drain', () => {
   it('cuts what is still running at the timeout and says how many', async () => {
     const drain = new Drain();
     const port = await listen(drain);
-    const stuck = get(port, '/slow?ms=60000').catch((err: Error) => err.message);
-    await new Promise((r) => setTimeout(r, 50));
+    const inFlight = nextHold();
+    const stuck = get(port, '/hold').catch((err: Error) => err.message);
+    await inFlight;
     const started = Date.now();
     const result = await drain.run(300);
-    expect(Date.now() - started).toBeLessThan(2_000);
+    // Cut at the timeout, not when the request would have ended (never).
+    expect(Date.now() - started).toBeLessThan(10_000);
     expect(result.forced).toBe(1);
     expect(await stuck).toMatch(/socket hang up|ECONNRESET/);
   });
@@ -93,11 +115,12 @@ describe('Drain', () => {
     const drain = new Drain();
     const port = await listen(drain);
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-    await get(port, '/slow?ms=0', agent);
+    await get(port, '/now', agent);
     const socket = connect(port, '127.0.0.1');
     await new Promise((r) => socket.once('connect', r));
-    void get(port, '/slow?ms=60000').catch(() => undefined);
-    await new Promise((r) => setTimeout(r, 50));
+    const inFlight = nextHold();
+    void get(port, '/hold').catch(() => undefined);
+    await inFlight;
     const draining = drain.run(60_000);
     let reply = '';
     socket.on('data', (c: Buffer) => (reply += c.toString('latin1')));

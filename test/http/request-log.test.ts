@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { installRequestLog, pathOf, RequestStats } from '../../src/http/request-log.js';
 import { freePort, startServerProcess } from '../support/server-process.js';
 
@@ -50,6 +50,8 @@ describe('request log lines', () => {
       logger: { level: 'debug', stream },
       logController: new LogController({ disableRequestLogging: true }),
     }) as unknown as FastifyInstance;
+    // The interval is driven by the test (three of them, one with traffic), not waited for.
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
     installRequestLog(app, { intervalMs: 100 });
     app.get('/ok', async () => ({ ok: true }));
     await app.inject({
@@ -57,7 +59,8 @@ describe('request log lines', () => {
       headers: { authorization: `Bearer ${SECRET}` },
     });
     await app.inject({ url: '/missing' });
-    await new Promise((r) => setTimeout(r, 250));
+    vi.advanceTimersByTime(300);
+    vi.useRealTimers();
     await app.close();
 
     const perRequest = lines.filter((l) => l.msg === 'request completed');

@@ -413,16 +413,23 @@ describe('egress gate: bad input and failures', () => {
   it('survives clients that vanish mid-head or mid-lookup, and leaks no upstream for them', async () => {
     let release: (addresses: string[]) => void = () => undefined;
     const slow = new Promise<string[]>((r) => (release = r));
+    let lookingUp: () => void = () => undefined;
+    const lookup = new Promise<void>((r) => (lookingUp = r));
     const gate = await startGate({
       allowedHosts: [`api.test:${upstreamPort}`, `slow.test:${upstreamPort}`],
-      resolve: async (host) => (host === 'slow.test' ? slow : ['127.0.0.1']),
+      resolve: async (host) => {
+        if (host !== 'slow.test') return ['127.0.0.1'];
+        lookingUp();
+        return slow;
+      },
     });
     const half = dial(gate.path);
     half.write('CONNECT api.te');
     half.destroy();
     const waiting = dial(gate.path);
     waiting.write(`CONNECT slow.test:${upstreamPort} HTTP/1.1\r\n\r\n`);
-    await new Promise((r) => setTimeout(r, 50));
+    // The client leaves while the gate is looking its host up.
+    await lookup;
     waiting.destroy();
     release(['127.0.0.1']);
     // A paused socket cannot see its peer leave, so the gate may dial; the tunnel must then unwind.

@@ -90,9 +90,12 @@ describe('egress door: connection floods', () => {
     const { server, path } = await gate({ limits: { perSandbox: 256, headTimeoutMs: 60_000 } });
     const fdsBefore = readdirSync('/proc/self/fd').length;
     const flood = Array.from({ length: 2_000 }, () => trickle(path, 200));
-    await until('the excess to be closed', () => flood.filter((t) => t.closedAt).length >= 1_744);
-    // Settled: nothing more is being closed, and the door holds exactly its cap.
-    await new Promise((r) => setTimeout(r, 500));
+    // Settled: every client either closed or held, and the door holds exactly its cap.
+    await until(
+      'the excess to be closed',
+      async () =>
+        flood.filter((t) => t.closedAt).length === 1_744 && (await openConnections(server)) === 256,
+    );
     expect(flood.filter((t) => t.closedAt === undefined)).toHaveLength(256);
     expect(await openConnections(server)).toBe(256);
     // The test holds the client ends (2,000 then 256); the host side holds 256, not 2,000.
@@ -113,9 +116,12 @@ describe('egress door: connection floods', () => {
     const fromA = Array.from({ length: 256 }, () => trickle(a.path, 200));
     await until('door a to fill', async () => (await openConnections(a.server)) === 256);
     const fromB = Array.from({ length: 256 }, () => trickle(b.path, 200));
-    await until('the excess on b to close', () => fromB.filter((t) => t.closedAt).length >= 212);
-    await new Promise((r) => setTimeout(r, 300));
-    expect(await openConnections(b.server)).toBe(44);
+    await until(
+      'the excess on b to close',
+      async () =>
+        fromB.filter((t) => t.closedAt).length === 212 && (await openConnections(b.server)) === 44,
+    );
+    expect(fromB.filter((t) => t.closedAt)).toHaveLength(212);
     expect(total.open).toBe(300);
     expect(fromA.filter((t) => t.closedAt)).toHaveLength(0);
     for (const t of fromA) t.socket.destroy();

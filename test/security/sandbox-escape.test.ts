@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
@@ -27,13 +27,28 @@ const SYSCALLS = [
   'mount',
 ] as const;
 
-/** nr_throttled of the cpu cgroup the process is in (v1 `cpu` hierarchy or v2), 0 if none. */
-function throttled(pid: string): number {
+/** The cpu cgroup the process is in: its folder, and whether it is v1's `cpu` hierarchy. */
+function cpuCgroup(pid: string): { dir: string; v1: boolean } {
   const lines = readFileSync(`/proc/${pid}/cgroup`, 'utf8').split('\n');
   const v1 = lines.find((l) => /^\d+:([^:]*,)?cpu(,[^:]*)?:/.test(l));
   const path = (v1 ?? lines.find((l) => l.startsWith('0::')) ?? '').split(':')[2] ?? '';
-  const stat = v1 ? `/sys/fs/cgroup/cpu${path}/cpu.stat` : `/sys/fs/cgroup${path}/cpu.stat`;
-  return Number(/nr_throttled (\d+)/.exec(readFileSync(stat, 'utf8'))?.[1] ?? 0);
+  return { dir: v1 ? `/sys/fs/cgroup/cpu${path}` : `/sys/fs/cgroup${path}`, v1: v1 !== undefined };
+}
+
+/** nr_throttled of the cpu cgroup the process is in, 0 if none. */
+function throttled(pid: string): number {
+  const stat = readFileSync(join(cpuCgroup(pid).dir, 'cpu.stat'), 'utf8');
+  return Number(/nr_throttled (\d+)/.exec(stat)?.[1] ?? 0);
+}
+
+/** The CPUs' worth of time the process's cpu cgroup allows (its CFS quota over its period). */
+function cpuQuota(pid: string): number {
+  const { dir, v1 } = cpuCgroup(pid);
+  const read = (file: string) => readFileSync(join(dir, file), 'utf8').trim();
+  const [quota, period] = v1
+    ? [read('cpu.cfs_quota_us'), read('cpu.cfs_period_us')]
+    : read('cpu.max').split(' ');
+  return Number(quota) / Number(period);
 }
 
 interface Polled {
@@ -43,13 +58,16 @@ interface Polled {
   slow: number;
 }
 
-/** Polls the URL from a separate node process for `ms`; resolves its slowest answers. */
-function pollHealth(url: string, ms: number): Promise<Polled> {
+/**
+ * Polls the URL from a separate node process for `ms` from its first answer: `started` resolves
+ * then, `result` with its slowest answers at the end.
+ */
+function pollHealth(url: string, ms: number): { started: Promise<void>; result: Promise<Polled> } {
   const script = `
-    const end = Date.now() + ${ms};
+    let end;
     let worst = 0, count = 0, slow = 0;
     (async () => {
-      while (Date.now() < end) {
+      while (end === undefined || Date.now() < end) {
         const t0 = performance.now();
         const res = await fetch(${JSON.stringify(url)});
         await res.text();
@@ -58,15 +76,33 @@ function pollHealth(url: string, ms: number): Promise<Polled> {
         worst = Math.max(worst, took);
         if (took > 100) slow++;
         count++;
+        if (end === undefined) {
+          end = Date.now() + ${ms};
+          console.log('polling');
+        }
         await new Promise((r) => setTimeout(r, 10));
       }
       console.log(JSON.stringify({ worst, count, slow }));
     })();`;
-  return new Promise((resolve, reject) => {
-    execFile(process.execPath, ['-e', script], (err, stdout) =>
-      err ? reject(err) : resolve(JSON.parse(stdout) as Polled),
-    );
+  const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  let polling: () => void = () => undefined;
+  const started = new Promise<void>((resolve) => (polling = resolve));
+  child.stdout.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+    if (out.startsWith('polling\n')) polling();
   });
+  const result = new Promise<Polled>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) => {
+      const last = out.trimEnd().split('\n').at(-1) ?? '';
+      if (code === 0) resolve(JSON.parse(last) as Polled);
+      else reject(new Error(`the health poller exited ${code}: ${out}`));
+    });
+  });
+  // A poller that dies before its first answer ends the wait; its result then fails the test.
+  void result.catch(() => polling());
+  return { started, result };
 }
 
 const layouts: [string, () => { dataDir: string; cleanup: () => void }][] = [
@@ -282,12 +318,16 @@ describe.each(layouts)('sandbox escapes, with %s', (_, layout) => {
 
   it('stays within its CPU quota with two threads spinning', async () => {
     const { hostPid } = await markApp();
+    // runtime.cpu is 0.5 here: the sandbox's own cpu cgroup holds that quota.
+    expect(cpuQuota(hostPid)).toBeCloseTo(0.5);
     const r = await probe<{ cpuPerWallSecond: number }>('/spin?ms=2000');
-    // runtime.cpu is 0.5 here; unlimited, two spinning threads on two cores get close to 2.
-    expect(r.cpuPerWallSecond).toBeGreaterThan(0.05);
+    // Unlimited, two spinning threads on two cores get close to 2; with the quota, at most 0.5
+    // (less when the machine is busy: other processes take their share first).
+    expect(r.cpuPerWallSecond).toBeGreaterThan(0);
     expect(r.cpuPerWallSecond).toBeLessThan(0.75);
-    // And the kernel says so: the sandbox's own cpu cgroup has been throttled.
-    expect(throttled(hostPid)).toBeGreaterThan(0);
+    // Threads that got near the quota hit it: the kernel throttled them. (On a busy machine they
+    // may never get that far, and nothing is throttled.)
+    if (r.cpuPerWallSecond >= 0.4) expect(throttled(hostPid)).toBeGreaterThan(0);
   });
 
   it('deletes an app that made 300,000 files while /healthz keeps answering within 100 ms', async () => {
@@ -295,10 +335,10 @@ describe.each(layouts)('sandbox escapes, with %s', (_, layout) => {
     expect(made.made, JSON.stringify(made)).toBe(300_000);
     // Another process polls, so a blocked event loop here shows as a slow answer there.
     const poller = pollHealth(`${server.baseURL}/healthz`, 4_000);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await poller.started;
     const del = await call(server.baseURL, '/v1/apps/probe', { method: 'DELETE', token: KEY });
     expect([200, 202, 204]).toContain(del.status);
-    const { worst, count, slow } = await poller;
+    const { worst, count, slow } = await poller.result;
     expect(count).toBeGreaterThan(20);
     // Within 100 ms, but for a stray answer delayed by the scheduler on a busy 2-core machine (a
     // blocked event loop shows as seconds: 3.9 s before the removal went async).

@@ -196,11 +196,6 @@ function unpacksTooLarge(max: number): AppError {
   return tooLarge(`source tarball unpacks to more than the limit of ${size(max)}`, max);
 }
 
-/** The 413 of a source tarball over `limits.maxSourceBytes` (`max`), as sent. */
-export function sourceTooLarge(max: number): AppError {
-  return tooLarge(`source tarball is larger than ${size(max)}`, max);
-}
-
 function tooLarge(message: string, max: number): AppError {
   return new AppError(413, 'payload_too_large', message, { limitBytes: max });
 }

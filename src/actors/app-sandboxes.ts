@@ -38,6 +38,8 @@ export interface SandboxDeps {
   keep: WarmKeep;
   /** A visitor reached the app directly (not through the router): the app is not idle. */
   touch: () => void;
+  /** Resolves once no direct route sends visitors to the sandbox: it is about to stop. */
+  beforeReap?: (sandbox: Sandbox) => Promise<void>;
 }
 
 export class AppSandboxes {
@@ -172,6 +174,7 @@ export class AppSandboxes {
     this.versions.delete(sandboxId);
     this.warmth.forget(sandboxId);
     const done: Promise<void> = Promise.resolve()
+      .then(() => this.deps.beforeReap?.(sandbox))
       .then(() => this.deps.runtime.reap(sandbox))
       .catch((err: unknown) => {
         this.deps.log('warn', 'reap failed', {

@@ -38,6 +38,8 @@ export interface SupervisorDeps {
   keep: WarmKeep;
   /** Where the row and outcome writes the disk refused wait to be tried again. */
   writes: WriteRetry;
+  /** Resolves once no direct route sends visitors to the sandbox: it is about to stop. */
+  beforeReap?: (sandbox: Sandbox) => Promise<void>;
 }
 
 /** The retry keys of an app's writes: its row, and each version's outcome. */

@@ -3,6 +3,8 @@ import { durationMs, type Config } from '../config/schema.js';
 import { KubeAccessCheck } from '../kube/access-check.js';
 import { AppRoutes } from '../kube/app-routes.js';
 import { loadKubeConfig } from '../kube/kube-config.js';
+import { kubeRoutePublisher } from '../kube/route-publisher.js';
+import type { RoutePublisher } from '../services/direct-routes.js';
 import type { SourceStore } from '../sources/source-store.js';
 import { createKubernetesRuntime } from './kubernetes/kubernetes-runtime.js';
 import { createLocalRuntime } from './local/local-runtime.js';
@@ -101,10 +103,10 @@ export function openRuntime(config: Config, deps: RuntimeDeps): Runtime {
 }
 
 /** The data path's route writer the config names: kubernetes with routes, else none. */
-export function openRoutes(config: Config): AppRoutes | undefined {
+export function openRoutes(config: Config): RoutePublisher | undefined {
   const { routes } = config.runtime.kubernetes;
   if (config.runtime.backend !== 'kubernetes' || routes.kind === 'none') return undefined;
-  return new AppRoutes(loadKubeConfig(config), config.kubernetes.namespace, {
+  const appRoutes = new AppRoutes(loadKubeConfig(config), config.kubernetes.namespace, {
     kind: routes.kind,
     gateway: routes.gateway,
     ...(routes.ingressClassName ? { ingressClassName: routes.ingressClassName } : {}),
@@ -113,6 +115,7 @@ export function openRoutes(config: Config): AppRoutes | undefined {
       port: routes.controlPlaneService.port,
     },
   });
+  return kubeRoutePublisher(appRoutes);
 }
 
 /** `0.0.0.0:3128`, `[::]:3128` → host and port. */

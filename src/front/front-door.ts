@@ -220,7 +220,7 @@ function writeState(dir: string, state: FrontState): void {
 }
 
 async function stopProcess(state: FrontState, log: FrontDoorOptions['log']): Promise<void> {
-  log('info', 'stopping the front door an earlier run left', { pid: state.pid, port: state.port });
+  log('info', 'stopping the front door', { pid: state.pid, port: state.port });
   process.kill(state.pid, 'SIGTERM');
   const deadline = Date.now() + 5_000;
   while (alive(state.pid) && startTime(state.pid) === state.started) {

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
+import { join } from 'node:path';
 import { announceBootstrap, ensureBootstrapAdmin, type BootstrapResult } from './auth/bootstrap.js';
 import { ConfigError } from './config/load.js';
 import { durationMs, type Config } from './config/schema.js';
@@ -8,6 +9,9 @@ import { Drain } from './http/drain.js';
 import { buildServer } from './http/server.js';
 import { resolveTls } from './http/tls.js';
 import { createLogger, serviceLog, type LogSetting } from './logging.js';
+import { chooseDataPath, type DataPath } from './front/data-path.js';
+import { haproxyPaths } from './front/haproxy/haproxy-config.js';
+import { HaproxyRoutes } from './front/haproxy/haproxy-routes.js';
 import { listenForVisitors, type Visitors } from './front/listen.js';
 import { lockDataDir } from './persistence/data-dir-lock.js';
 import { openStore } from './persistence/open-store.js';
@@ -43,10 +47,26 @@ export interface StartOptions {
 }
 
 /** The source store and the runtime the config names, over which the deploy services are built. */
-export async function openDeployParts(config: Config, log: Log): Promise<DeployParts> {
+export async function openDeployParts(
+  config: Config,
+  log: Log,
+  dataPath: DataPath = { kind: 'node', why: 'not asked for' },
+): Promise<DeployParts> {
   const sourceStore = await openSourceStore(config);
   const agentToken = randomBytes(32).toString('base64url');
   const runtime = await openRuntime(config, { sourceStore, agentToken, log });
+  if (dataPath.kind === 'native') {
+    const paths = haproxyPaths(join(config.server.dataDir, 'front'));
+    const routes = new HaproxyRoutes(paths, config.server.nativeSlots, log);
+    // The native front door outlives this process with the sandboxes it routes to.
+    return {
+      sourceStore,
+      runtime,
+      agentToken,
+      routes,
+      keepRoutes: config.server.restartContinuity,
+    };
+  }
   const routes = await openRoutes(config);
   return { sourceStore, runtime, agentToken, ...(routes ? { routes } : {}) };
 }
@@ -56,6 +76,7 @@ export async function startSlipway(config: Config, options: StartOptions = {}): 
   const cancelled = (): boolean => options.signal?.aborted === true;
   const { host, port } = splitListen(config.server.listen);
   assertSafeBind(config, host);
+  const dataPath = chooseDataPath(config);
   const tls = await resolveTls(config);
   const logger = createLogger(options.logger ?? { level: 'info' });
   // First of all: a second server on this data dir would take the first one's sandboxes away.
@@ -79,13 +100,21 @@ export async function startSlipway(config: Config, options: StartOptions = {}): 
     // The composition root: the store, the runtime the config names with the registry and the
     // services over it, then the HTTP server they are handed to.
     const log = serviceLog(logger);
-    const deploy = createDeployServices(config, store, await openDeployParts(config, log), log);
+    const parts = await openDeployParts(config, log, dataPath);
+    const deploy = createDeployServices(config, store, parts, log);
     app = await buildServer({ config, store, deploy, tls, logger, drain });
     if (cancelled()) throw new StartCancelled();
     bootstrap = ensureBootstrapAdmin(config, store);
     let listening = false;
     app.readiness.register('http', () => ({ ok: listening }));
-    visitors = await listenForVisitors(app, { config, host, port, drain });
+    // Admins see which data path carries visitors to Ready public apps, and why.
+    app.readiness.register('dataPath', () => ({
+      ok: true,
+      ...(dataPath.kind === 'native'
+        ? { kind: 'native', proxy: 'haproxy' }
+        : { kind: 'node', why: dataPath.why }),
+    }));
+    visitors = await listenForVisitors(app, { config, host, port, drain, dataPath });
     listening = true;
     if (cancelled()) throw new StartCancelled();
   } catch (err) {
@@ -114,6 +143,7 @@ export async function startSlipway(config: Config, options: StartOptions = {}): 
   }
   announceBootstrap(bootstrap, baseURL);
   const server = app;
+  const door = visitors;
   const timeoutMs = durationMs(config.server.shutdownTimeout);
   let closing: Promise<void> | undefined;
   return {
@@ -135,6 +165,8 @@ export async function startSlipway(config: Config, options: StartOptions = {}): 
         // The deploy services ran through the drain (the deploys in flight needed them); now
         // they stop (fastify's onClose), then the store, which they write to until then.
         await server.close();
+        // A front door that is not to outlive this process goes with it.
+        await door.close();
         // A store that writes behind (configmap) gets its last writes out first.
         await store.flush?.().catch((err: unknown) => {
           server.log.error({ err }, 'shutdown: the store could not write what it still held');

@@ -46,6 +46,8 @@ export interface SandboxDeps {
   startSlot: () => Promise<ReleaseSlot | undefined> | undefined;
   /** True while `attempt` is the machine's current start attempt. */
   current: (attempt: number) => boolean;
+  /** Resolves once no direct route sends visitors to the sandbox: it is about to stop. */
+  beforeReap?: (sandbox: Sandbox) => Promise<void>;
 }
 
 export class AppSandboxes {
@@ -218,6 +220,7 @@ export class AppSandboxes {
     this.warmth.forget(sandboxId);
     this.freeSlot(sandboxId);
     const done: Promise<void> = Promise.resolve()
+      .then(() => this.deps.beforeReap?.(sandbox))
       .then(() => this.deps.runtime.reap(sandbox))
       .catch((err: unknown) => {
         this.deps.log('warn', 'reap failed', {

@@ -55,6 +55,7 @@ export class AppRegistry {
   /** Until start() has rehydrated the apps: the router holds their requests meanwhile. */
   private starting: Promise<void> | undefined;
   private startDone: () => void = () => undefined;
+  private releaseRoute: (appId: string, sandbox: Sandbox) => Promise<void> = async () => undefined;
 
   constructor(private readonly deps: RegistryDeps) {
     this.now = deps.now ?? (() => Date.now());
@@ -86,6 +87,14 @@ export class AppRegistry {
       this.startDone();
       this.starting = undefined;
     }
+  }
+
+  /**
+   * A sandbox stops only once `release` resolves: a data path that routes visitors to sandboxes
+   * without the router (direct-routes.ts) moves them elsewhere first.
+   */
+  releaseRoutesWith(release: (appId: string, sandbox: Sandbox) => Promise<void>): void {
+    this.releaseRoute = release;
   }
 
   /**
@@ -200,15 +209,22 @@ export class AppRegistry {
     );
   }
 
-  /** The sandbox serving the app, for the router: wakes a Suspended app and waits until Ready. */
-  async route(appId: string, opts: WaitOptions = {}): Promise<Sandbox | undefined> {
+  /**
+   * The sandbox serving the app, for the router: wakes a Suspended app and waits until Ready.
+   * `instead`: a sandbox the app just failed to answer on; another one is waited for.
+   */
+  async route(
+    appId: string,
+    opts: WaitOptions & { instead?: Sandbox } = {},
+  ): Promise<Sandbox | undefined> {
     const waitMs = opts.waitMs ?? this.waitMs;
     // Still starting up: the app's actor may be on its way back, with the sandbox it runs.
     if (this.starting && !this.apps.has(appId)) await waitOrTimeout(this.starting, waitMs);
     const app = this.live(appId);
     if (!app) return undefined;
+    const avoid = opts.instead?.id ?? null;
     const serving = app.routable();
-    if (serving) return serving;
+    if (serving && serving.id !== avoid) return serving;
     // A visitor waits for it: its cold start goes before those nobody asked for yet.
     this.recent.mark(appId, this.now());
     this.gate.promote(appId);
@@ -216,10 +232,11 @@ export class AppRegistry {
     if (state === 'Failed') return undefined;
     if (state === 'Suspended') app.send({ type: 'WAKE' }, 'system');
     const s = await app.waitFor(
-      (s) => s.context.serving !== null || SETTLED.has(stateOf(s)),
+      (s) => (s.context.serving === null ? SETTLED.has(stateOf(s)) : s.context.serving !== avoid),
       waitMs,
     );
-    return s.status === 'active' ? app.routable() : undefined;
+    const next = s.status === 'active' ? app.routable() : undefined;
+    return next?.id === avoid ? undefined : next;
   }
 
   /** The app's phase as its actor has it (the row's for an app without one); undefined: no app. */
@@ -332,6 +349,7 @@ export class AppRegistry {
       writes: this.writes,
       recent: this.recent,
       gate: this.gate,
+      beforeReap: (sandbox: Sandbox) => this.releaseRoute(row.id, sandbox),
     };
     const app = new AppSupervisor(row.id, deps, input, snapshot, initiator);
     this.apps.set(row.id, app);

@@ -47,6 +47,8 @@ export interface SupervisorDeps {
   recent: RecentUse;
   /** Bounds the cold starts a restart owes; see queueStarts(). */
   gate: StartGate;
+  /** Resolves once no direct route sends visitors to the sandbox: it is about to stop. */
+  beforeReap?: (sandbox: Sandbox) => Promise<void>;
 }
 
 /** The retry keys of an app's writes: its row, and each version's outcome. */

@@ -30,9 +30,29 @@ export function tcpBridge(host: string, port: number): AppHandler {
   return (client) => {
     // No Nagle: a response written in pieces must not wait for a delayed ACK on loopback.
     const upstream = net.connect({ host, port, allowHalfOpen: true, noDelay: true });
-    upstream.on('error', (err) => warn('app port connection failed', { error: err.message }));
-    splice(client, upstream);
+    let connected = false;
+    upstream.once('connect', () => {
+      connected = true;
+      splice(client, upstream);
+    });
+    upstream.on('error', (err) => {
+      warn('app port connection failed', { error: err.message });
+      if (!connected) hold(client);
+    });
   };
+}
+
+/** How long a visitor's connection is kept when the app is gone: the sandbox ends before that. */
+const HOLD_MS = 30_000;
+
+/**
+ * The app no longer listens (it exited; this sandbox is about to be replaced). The visitor's
+ * connection is kept, unanswered, rather than reset: it ends with the sandbox, and a front door
+ * then sends its GET again to where the app serves next, instead of a failed request now.
+ */
+function hold(client: net.Socket): void {
+  client.setTimeout(HOLD_MS, () => client.destroy());
+  client.resume();
 }
 
 /**

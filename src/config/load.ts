@@ -59,6 +59,7 @@ const ENV_KEYS: ReadonlyArray<[string, string, Kind]> = [
   ['SVC_DATA_DIR', 'server.dataDir', 'string'],
   ['SVC_LOG_LEVEL', 'server.logLevel', 'string'],
   ['SVC_RESTART_CONTINUITY', 'server.restartContinuity', 'boolean'],
+  ['SVC_DATA_PATH', 'server.dataPath', 'string'],
   ['SVC_AUTH_ENABLED', 'auth.enabled', 'boolean'],
   ['SVC_AUTH_MODE', 'auth.mode', 'string'],
   ['SVC_AUTH_DEV_INSECURE', 'auth.devInsecure', 'boolean'],

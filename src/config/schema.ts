@@ -57,6 +57,14 @@ export const configSchema = z.strictObject({
        * sandboxes outlive it and the next start adopts them. false: they stop with the server.
        */
       restartContinuity: z.boolean().default(true),
+      /**
+       * What carries visitors to Ready public apps (local runtime): `native`, HAProxy straight to
+       * the app's socket, the control plane only for the rest; `node`, the control plane's own
+       * router for every request; `auto`, native when HAProxy is installed and TLS is off.
+       */
+      dataPath: z.enum(['auto', 'native', 'node']).default('auto'),
+      /** Apps the native front door routes at once (each takes one slot, two while it switches). */
+      nativeSlots: z.number().int().min(2).max(20_000).default(1024),
     })
     .prefault({}),
   auth: z

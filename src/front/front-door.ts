@@ -9,6 +9,9 @@ import { bundleEntry } from '../bundle.js';
 import { alive, startTime } from '../runtime/local/process-tree.js';
 import { FRONT_PROTOCOL, type FrontSettings } from './front-settings.js';
 import { acceptRelayed } from './relayed-connections.js';
+import { haproxyPaths, type HaproxyPaths, type HaproxySettings } from './haproxy/haproxy-config.js';
+import { listenForStragglers } from './haproxy/hold-listener.js';
+import { reloadHaproxy, startHaproxy } from './haproxy/haproxy-process.js';
 
 /** The control plane's end of the front door (front-main.ts). */
 export interface FrontDoor {
@@ -29,11 +32,17 @@ export interface FrontDoorOptions {
   port: number;
   /** The control plane's server: relayed connections are handed to it. */
   server: HttpServer | HttpsServer;
+  /** The native front door (HAProxy) instead of the relay process, when the data path is native. */
+  native?: { haproxy: string; slots: number; headersTimeoutMs: number };
   log: (level: 'info' | 'warn', msg: string, extra?: object) => void;
 }
 
 /** What the state file says of the front door that runs. */
 interface FrontState {
+  /** Absent in the files of releases that had only the relay. */
+  kind?: 'relay' | 'haproxy';
+  /** HAProxy's settings it runs with (haproxySettings, as JSON): another set means a reload. */
+  settings?: string;
   pid: number;
   started: string;
   v: number;
@@ -63,29 +72,57 @@ export async function openFrontDoor(opts: FrontDoorOptions): Promise<FrontDoor> 
     listener.listen(socket, () => resolve());
   });
   const running = readState(dir);
+  const kind = opts.native ? 'haproxy' : 'relay';
+  const native = opts.native && {
+    binary: opts.native.haproxy,
+    paths: haproxyPaths(dir),
+    settings: {
+      host: opts.host,
+      port: opts.port,
+      slots: opts.native.slots,
+      headersTimeoutMs: opts.native.headersTimeoutMs,
+      node: process.execPath,
+    },
+  };
+  // Requests a freed slot of the native front door still gets (haproxy-routes.ts).
+  const stragglers = native && (await listenForStragglers(native.paths.hold, opts.server));
   let port: number;
   let launched = false;
-  if (running && fits(running, opts)) {
+  if (running && fits(running, opts, kind)) {
     port = running.port;
-    opts.log('info', 'front door taken over', { pid: running.pid, port });
+    opts.log('info', 'front door taken over', { pid: running.pid, port, kind });
+    const settings = native && JSON.stringify({ ...native.settings, port });
+    if (native && settings !== running.settings) {
+      await reloadHaproxy(native.paths, { ...native.settings, port });
+      writeState(dir, { ...running, settings });
+      opts.log('info', 'front door reloaded with new settings', { pid: running.pid });
+    }
   } else {
     if (running) await stopProcess(running, opts.log);
     launched = true;
-    port = await startFront(
-      dir,
-      {
-        v: FRONT_PROTOCOL,
-        host: opts.host,
-        port: opts.port,
-        socket,
-        holdMs: HOLD_MS,
-        idleMs: IDLE_MS,
-      },
-      opts.log,
-    );
+    const relay = { v: FRONT_PROTOCOL, host: opts.host, port: opts.port, socket };
+    const holding = { ...relay, holdMs: HOLD_MS, idleMs: IDLE_MS };
+    const started = native
+      ? await startNative(native, { ...holding, listenPath: native.paths.relay })
+      : await startFront(dir, holding);
+    port = started.port;
+    writeState(dir, {
+      kind,
+      ...(native ? { settings: JSON.stringify({ ...native.settings, port }) } : {}),
+      pid: started.pid,
+      started: startTime(started.pid),
+      v: FRONT_PROTOCOL,
+      host: opts.host,
+      port,
+    });
+    opts.log('info', 'front door started', { pid: started.pid, port, kind });
   }
-  const stopAccepting = (): Promise<void> =>
-    new Promise((resolve) => listener.close(() => resolve()));
+  const stopAccepting = (): Promise<void> => {
+    // Its requests in flight are the drain's (they go through the server's handler): not waited
+    // for here.
+    if (stragglers) stragglers.close();
+    return new Promise((resolve) => listener.close(() => resolve()));
+  };
   return {
     port,
     stopAccepting,
@@ -106,8 +143,9 @@ function frontDir(dataDir: string): string {
   return join(dataDir, 'front');
 }
 
-function fits(state: FrontState, opts: FrontDoorOptions): boolean {
+function fits(state: FrontState, opts: FrontDoorOptions, kind: FrontState['kind']): boolean {
   return (
+    (state.kind ?? 'relay') === kind &&
     state.v === FRONT_PROTOCOL &&
     state.host === opts.host &&
     (opts.port === 0 || state.port === opts.port)
@@ -128,11 +166,20 @@ function readState(dir: string): FrontState | undefined {
   return Number.isInteger(state.pid) && startTime(state.pid) === state.started ? state : undefined;
 }
 
+/** HAProxy, with the relay its master runs beside the worker (haproxy-config.ts). */
+async function startNative(
+  native: { binary: string; paths: HaproxyPaths; settings: HaproxySettings },
+  relay: FrontSettings,
+): Promise<{ pid: number; port: number }> {
+  await bundleEntry(ENTRY, native.paths.relayBundle);
+  const env = { SLIPWAY_FRONT: JSON.stringify(relay) };
+  return startHaproxy(native.binary, native.paths, native.settings, env);
+}
+
 async function startFront(
   dir: string,
   settings: FrontSettings,
-  log: FrontDoorOptions['log'],
-): Promise<number> {
+): Promise<{ pid: number; port: number }> {
   const bundle = join(dir, 'front.mjs');
   await bundleEntry(ENTRY, bundle);
   const logFd = openSync(join(dir, 'front.log'), 'a', 0o600);
@@ -165,21 +212,15 @@ async function startFront(
   child.stdout?.destroy();
   child.removeAllListeners('exit');
   child.unref();
-  const pid = child.pid ?? 0;
-  const state: FrontState = {
-    pid,
-    started: startTime(pid),
-    v: settings.v,
-    host: settings.host,
-    port,
-  };
+  return { pid: child.pid ?? 0, port };
+}
+
+function writeState(dir: string, state: FrontState): void {
   writeFileSync(join(dir, 'front.json'), JSON.stringify(state), { mode: 0o600 });
-  log('info', 'front door started', { pid, port });
-  return port;
 }
 
 async function stopProcess(state: FrontState, log: FrontDoorOptions['log']): Promise<void> {
-  log('info', 'stopping the front door an earlier run left', { pid: state.pid, port: state.port });
+  log('info', 'stopping the front door', { pid: state.pid, port: state.port });
   process.kill(state.pid, 'SIGTERM');
   const deadline = Date.now() + 5_000;
   while (alive(state.pid) && startTime(state.pid) === state.started) {

@@ -8,7 +8,8 @@
  * `listening <port>` on stdout once it accepts, then nothing more there.
  */
 import net from 'node:net';
-import { relay } from './relay.js';
+import { rmSync } from 'node:fs';
+import { relay, relayProxied } from './relay.js';
 import { readFrontSettings } from './front-settings.js';
 
 const settings = readFrontSettings(process.env.SLIPWAY_FRONT);
@@ -21,12 +22,17 @@ const relayOptions = {
   idleMs: settings.idleMs,
   log,
 };
-const server = net.createServer({ pauseOnConnect: true }, (client) => relay(client, relayOptions));
+const behindProxy = settings.listenPath !== undefined;
+const server = net.createServer({ pauseOnConnect: !behindProxy }, (client) =>
+  behindProxy ? relayProxied(client, relayOptions) : relay(client, relayOptions),
+);
 server.on('error', (err) => {
   log('front door listener failed', { error: err.message });
   process.exit(1);
 });
-server.listen({ host: settings.host, port: settings.port }, () => {
+if (settings.listenPath !== undefined) rmSync(settings.listenPath, { force: true });
+const where = settings.listenPath ?? { host: settings.host, port: settings.port };
+server.listen(where, () => {
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : settings.port;
   process.stdout.write(`listening ${port}\n`);

@@ -8,6 +8,11 @@ export interface FrontSettings {
   socket: string;
   holdMs: number;
   idleMs: number;
+  /**
+   * Behind the native front door: listen on this unix socket instead of `host:port`, for
+   * connections that bring their own PROXY line (HAProxy's, naming the visitor).
+   */
+  listenPath?: string;
 }
 
 export const FRONT_PROTOCOL = 1;
@@ -20,7 +25,8 @@ export function readFrontSettings(text: string | undefined): FrontSettings {
     Number.isInteger(value.port) &&
     typeof value.socket === 'string' &&
     typeof value.holdMs === 'number' &&
-    typeof value.idleMs === 'number';
+    typeof value.idleMs === 'number' &&
+    (value.listenPath === undefined || typeof value.listenPath === 'string');
   if (!ok) throw new Error(`SLIPWAY_FRONT is not a front door's settings: ${text}`);
   return value as FrontSettings;
 }

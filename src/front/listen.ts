@@ -1,37 +1,64 @@
 import type { FastifyInstance } from 'fastify';
-import type { Config } from '../config/schema.js';
+import { durationMs, type Config } from '../config/schema.js';
 import type { Drain } from '../http/drain.js';
+import type { DataPath } from './data-path.js';
 import { openFrontDoor, stopFrontDoor } from './front-door.js';
 
-/** Where visitors reach the server, and how a start that fails afterwards lets that go. */
+/** Where visitors reach the server, and how they are let go of. */
 export interface Visitors {
   port: number;
+  /** A start that fails afterwards undoes the listening. */
   abandon(): Promise<void>;
+  /** The clean stop, once the server is closed: a front door not meant to outlive it stops. */
+  close(): Promise<void>;
 }
 
 /**
- * Where visitors connect, and the port they reach. With restart continuity on the local runtime,
- * through the front door, which outlives this process; otherwise straight to the server (a front
- * door an earlier run left is stopped first: it holds the address).
+ * Where visitors connect, and the port they reach. The native data path: HAProxy's front door,
+ * always; it outlives this process when restart continuity is on. Otherwise, with restart
+ * continuity on the local runtime, through the relay front door, which outlives this process;
+ * else straight to the server (a front door an earlier run left is stopped first: it holds the
+ * address).
  */
 export async function listenForVisitors(
   app: FastifyInstance,
-  opts: { config: Config; host: string; port: number; drain: Drain },
+  opts: { config: Config; host: string; port: number; drain: Drain; dataPath: DataPath },
 ): Promise<Visitors> {
-  const { config, host, port, drain } = opts;
+  const { config, host, port, drain, dataPath } = opts;
   const dataDir = config.server.dataDir;
   const log = (level: 'info' | 'warn', msg: string, extra?: object): void =>
     app.log[level](extra ?? {}, msg);
-  if (!config.server.restartContinuity || config.runtime.backend !== 'local') {
+  const continuity = config.server.restartContinuity && config.runtime.backend === 'local';
+  if (!continuity && dataPath.kind !== 'native') {
     await stopFrontDoor(dataDir, log);
     await app.listen({ host, port });
     const address = app.server.address();
     const bound = typeof address === 'object' && address ? address.port : port;
     // The listener closes with the server.
-    return { port: bound, abandon: () => Promise.resolve() };
+    const done = () => Promise.resolve();
+    return { port: bound, abandon: done, close: done };
   }
   await app.ready();
-  const door = await openFrontDoor({ dataDir, host, port, server: app.server, log });
+  const native =
+    dataPath.kind === 'native'
+      ? {
+          haproxy: dataPath.haproxy,
+          slots: config.server.nativeSlots,
+          headersTimeoutMs: durationMs(config.server.headersTimeout),
+        }
+      : undefined;
+  const door = await openFrontDoor({
+    dataDir,
+    host,
+    port,
+    server: app.server,
+    log,
+    ...(native ? { native } : {}),
+  });
   drain.acceptFrom(door);
-  return { port: door.port, abandon: () => door.abandon() };
+  return {
+    port: door.port,
+    abandon: () => door.abandon(),
+    close: () => (continuity ? Promise.resolve() : stopFrontDoor(dataDir, log)),
+  };
 }

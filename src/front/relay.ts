@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { Exchanges } from './exchanges.js';
-import { proxyLine } from './proxy-header.js';
+import { parseProxyLine, proxyLine } from './proxy-header.js';
 
 export interface RelayOptions {
   /** The control plane's unix socket. */
@@ -17,16 +17,18 @@ const RETRY_MS = 20;
 
 /**
  * Relays one visitor's connection to the control plane, byte for byte, after a PROXY line that
- * names the visitor. When the control plane goes (a restart, a crash), the visitor's connection
+ * names the visitor (`given`: the one the native front door sent, else made here). When the control plane goes (a restart, a crash), the visitor's connection
  * is kept if it was between exchanges, and its unanswered GET or HEAD is sent again to the next
  * control plane; only an exchange cut midway is lost. While none listens, the visitor is held.
  */
-export function relay(client: net.Socket, opts: RelayOptions): void {
+export function relay(client: net.Socket, opts: RelayOptions, given?: string): void {
   const exchanges = new Exchanges();
-  const header = proxyLine(
-    { address: client.remoteAddress ?? '0.0.0.0', port: client.remotePort ?? 0 },
-    { address: client.localAddress ?? '0.0.0.0', port: client.localPort ?? 0 },
-  );
+  const header =
+    given ??
+    proxyLine(
+      { address: client.remoteAddress ?? '0.0.0.0', port: client.remotePort ?? 0 },
+      { address: client.localAddress ?? '0.0.0.0', port: client.localPort ?? 0 },
+    );
   let upstream: net.Socket | undefined;
   let queued: Buffer[] = [];
   let connecting = false;
@@ -122,4 +124,25 @@ export function relay(client: net.Socket, opts: RelayOptions): void {
   client.on('error', () => client.destroy());
   client.once('close', () => upstream?.destroy());
   connect();
+}
+
+/** A connection from the native front door: its own PROXY line first, then the visitor's bytes. */
+export function relayProxied(client: net.Socket, opts: RelayOptions): void {
+  let head = Buffer.alloc(0);
+  client.on('error', () => client.destroy());
+  const onData = (chunk: Buffer): void => {
+    head = Buffer.concat([head, chunk]);
+    const parsed = parseProxyLine(head);
+    if (parsed === undefined) return;
+    client.off('data', onData);
+    if (parsed instanceof Error) {
+      client.destroy();
+      return;
+    }
+    client.pause();
+    const rest = head.subarray(parsed.length);
+    if (rest.length > 0) client.unshift(rest);
+    relay(client, opts, head.subarray(0, parsed.length).toString('latin1'));
+  };
+  client.on('data', onData);
 }

@@ -50,7 +50,7 @@ export function acceptRelayed(conn: net.Socket, server: HttpServer | HttpsServer
   conn.on('data', onData);
 }
 
-function showPeer(socket: net.Socket, peer: Peer): void {
+export function showPeer(socket: net.Socket, peer: Peer): void {
   Object.defineProperties(socket, {
     remoteAddress: { value: peer.address, configurable: true },
     remotePort: { value: peer.port, configurable: true },

@@ -44,7 +44,22 @@ export class AppRouter {
     if (admission.kind !== 'pass') return answerAdmission(res, req, name, admission);
     const sandbox = await this.registry.route(name, { waitMs: this.wakeWaitMs });
     if (!sandbox) return this.notServing(name, res);
+    this.forward(name, sandbox, req, res, retryable(req));
+  }
+
+  /**
+   * Streams the request to the sandbox and its answer back. A GET or HEAD the app did not answer
+   * at all (it died, its sandbox is being replaced) is sent once more to where it serves next.
+   */
+  private forward(
+    name: string,
+    sandbox: Sandbox,
+    req: IncomingMessage,
+    res: ServerResponse,
+    retry: boolean,
+  ): void {
     this.registry.touch(name);
+    let answered = false;
     const upstream = httpRequest(
       {
         agent: agentFor(sandbox),
@@ -53,17 +68,40 @@ export class AppRouter {
         headers: forwardedHeaders(req),
       },
       (answer) => {
+        answered = true;
         res.writeHead(answer.statusCode ?? 502, answer.statusMessage, endToEnd(answer.rawHeaders));
         answer.pipe(res);
         answer.on('error', () => res.destroy());
       },
     );
     upstream.on('error', () => {
-      if (!res.headersSent) page(res, 502, `The app “${name}” did not answer.`);
+      if (!answered && retry && !res.destroyed) {
+        res.off('close', cut);
+        void this.retry(name, sandbox, req, res);
+      } else if (!res.headersSent) page(res, 502, `The app “${name}” did not answer.`);
       else res.destroy();
     });
-    res.on('close', () => upstream.destroy());
-    req.pipe(upstream);
+    const cut = (): void => void upstream.destroy();
+    res.on('close', cut);
+    if (req.readableEnded || retry) {
+      // Nothing to stream: a retryable request has no body.
+      req.resume();
+      upstream.end();
+    } else req.pipe(upstream);
+  }
+
+  private async retry(
+    name: string,
+    failed: Sandbox,
+    req: IncomingMessage,
+    res: ServerResponse,
+  ): Promise<void> {
+    const next = await this.registry
+      .route(name, { waitMs: this.wakeWaitMs, instead: failed })
+      .catch((err: unknown) => this.fail(res, err));
+    if (res.destroyed) return;
+    if (!next) return this.notServing(name, res);
+    this.forward(name, next, req, res, false);
   }
 
   /**
@@ -186,6 +224,14 @@ function endToEnd(rawHeaders: string[]): string[] {
     if (!HOP_BY_HOP.has(name.toLowerCase())) out.push(name, rawHeaders[i + 1] as string);
   }
   return out;
+}
+
+/** A GET or HEAD without a body: safe to send again when the app never answered it. */
+function retryable(req: IncomingMessage): boolean {
+  const bodyless =
+    req.headers['transfer-encoding'] === undefined &&
+    (req.headers['content-length'] ?? '0') === '0';
+  return (req.method === 'GET' || req.method === 'HEAD') && bodyless;
 }
 
 /** How long a visitor of an app on its way back is asked to wait. */

@@ -1,6 +1,7 @@
 import { ConfigError } from '../config/load.js';
 import { durationMs, type Config } from '../config/schema.js';
-import type { AppRoutes } from '../kube/app-routes.js';
+import { kubeRoutePublisher } from '../kube/route-publisher.js';
+import type { RoutePublisher } from '../services/direct-routes.js';
 import type { SourceStore } from '../sources/source-store.js';
 import { createLocalRuntime } from './local/local-runtime.js';
 import type { Runtime } from './runtime.js';
@@ -107,14 +108,14 @@ export async function openRuntime(config: Config, deps: RuntimeDeps): Promise<Ru
 }
 
 /** The data path's route writer the config names: kubernetes with routes, else none. */
-export async function openRoutes(config: Config): Promise<AppRoutes | undefined> {
+export async function openRoutes(config: Config): Promise<RoutePublisher | undefined> {
   const { routes } = config.runtime.kubernetes;
   if (config.runtime.backend !== 'kubernetes' || routes.kind === 'none') return undefined;
   const [{ loadKubeConfig }, { AppRoutes }] = await Promise.all([
     import('../kube/kube-config.js'),
     import('../kube/app-routes.js'),
   ]);
-  return new AppRoutes(loadKubeConfig(config), config.kubernetes.namespace, {
+  const appRoutes = new AppRoutes(loadKubeConfig(config), config.kubernetes.namespace, {
     kind: routes.kind,
     gateway: routes.gateway,
     ...(routes.ingressClassName ? { ingressClassName: routes.ingressClassName } : {}),
@@ -123,6 +124,7 @@ export async function openRoutes(config: Config): Promise<AppRoutes | undefined>
       port: routes.controlPlaneService.port,
     },
   });
+  return kubeRoutePublisher(appRoutes);
 }
 
 /** `0.0.0.0:3128`, `[::]:3128` → host and port. */

@@ -68,6 +68,11 @@ export interface Sandbox {
    * runtime has such a place: the data path routes a Ready app's host there.
    */
   readonly address?: { host: string; port: number };
+  /**
+   * The same for a proxy on this host (the local native front door): a path to the app's socket
+   * that only the host can write, made before any app code ran.
+   */
+  readonly socketPath?: string;
   /** Called once when the app (or the whole sandbox) exits after inject. */
   onExit(listener: (exit: AppExit) => void): void;
   /** Every line the app prints, as it prints it. */

@@ -54,6 +54,8 @@ export interface DeployParts {
   agentToken: string;
   /** Direct routes to Ready apps' sandboxes (Kubernetes), when the runtime has them. */
   routes?: RoutePublisher;
+  /** The routes stay when this process stops: the sandboxes they name outlive it. */
+  keepRoutes?: boolean;
 }
 
 /** Builds the services over the parts start.ts chose; nothing starts until `start`. */
@@ -94,7 +96,8 @@ export function createDeployServices(
   const audit = new AuditTrail(store, log, undefined, writes);
   // Idle suspends and wakes on request: the system acts, and the trail says so.
   audit.follow(registry);
-  const direct = parts.routes && new DirectRoutes(store, registry, urls, parts.routes, log);
+  const direct =
+    parts.routes && new DirectRoutes(store, registry, urls, parts.routes, log, parts.keepRoutes);
   const apps = new AppService({
     store,
     sourceStore,

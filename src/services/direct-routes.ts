@@ -2,21 +2,35 @@ import type { AppRegistry } from '../actors/registry.js';
 import { AppError } from '../errors.js';
 import type { PublicUrls } from '../http/public-urls.js';
 import type { Store } from '../persistence/store.js';
+import type { Sandbox } from '../runtime/runtime.js';
 import type { Log } from './compose.js';
 
-/** Writes and removes a Ready app's direct route (Kubernetes: Service, EndpointSlice, HTTPRoute). */
+/** Where a direct route sends an app's visitors: a pod's address, or a socket on this host. */
+export type RouteTarget = { host: string; port: number } | { socket: string };
+
+/**
+ * Writes and removes a Ready app's direct route (Kubernetes: Service, EndpointSlice, HTTPRoute;
+ * the local native front door: a map entry of its proxy).
+ */
 export interface RoutePublisher {
-  publish(e: {
-    appId: string;
-    appName: string;
-    host: string;
-    podIP: string;
-    port: number;
-  }): Promise<void>;
+  publish(e: { appId: string; appName: string; host: string; target: RouteTarget }): Promise<void>;
   withdraw(appId: string): Promise<void>;
-  published(): Promise<Map<string, { host: string; podIP: string }>>;
+  /** Every app routed now, with where to (`targetKey` of its target). */
+  published(): Promise<Map<string, { host: string; target: string }>>;
   /** The wildcard route of the apps domain → the control plane, for apps without their own. */
   ensureFallback(appsDomain: string): Promise<void>;
+  /** Visitors reached these apps through their routes lately (idle suspend counts them). */
+  onActivity?(listener: (appIds: string[]) => void): void;
+}
+
+/** One string per target, to compare where a route goes with where it should. */
+export const targetKey = (target: RouteTarget): string =>
+  'socket' in target ? target.socket : target.host;
+
+/** Where a sandbox can be reached without the control plane, if anywhere. */
+function targetOf(sandbox: Sandbox | undefined): RouteTarget | undefined {
+  if (sandbox?.address) return sandbox.address;
+  return sandbox?.socketPath === undefined ? undefined : { socket: sandbox.socketPath };
 }
 
 /**
@@ -54,7 +68,12 @@ export class DirectRoutes implements AccessGate {
     private readonly urls: PublicUrls,
     private readonly publisher: RoutePublisher,
     private readonly log: Log,
-  ) {}
+    /** Routes stay when this process stops (its sandboxes outlive it and serve on). */
+    private readonly keepOnStop = false,
+  ) {
+    registry.releaseRoutesWith((appId, sandbox) => this.release(appId, sandbox));
+    publisher.onActivity?.((appIds) => appIds.forEach((appId) => registry.touch(appId)));
+  }
 
   async start(): Promise<void> {
     this.unsubscribe = this.registry.on((event) => void this.sync(event.app_id));
@@ -69,13 +88,15 @@ export class DirectRoutes implements AccessGate {
   }
 
   /**
-   * Stops following and withdraws every route: the runtime's stop reaps the pods they point at,
-   * so visitors are better off with the control plane (503 with Retry-After, then the next start).
+   * Stops following. Unless the sandboxes outlive this process, every route is withdrawn: the
+   * runtime's stop reaps the sandboxes they point at, so visitors are better off with the control
+   * plane (held, or 503 with Retry-After, then the next start).
    */
   async stop(): Promise<void> {
     this.unsubscribe?.();
     clearInterval(this.timer);
     await Promise.all([...this.chains.values()]);
+    if (this.keepOnStop) return;
     await Promise.all(
       [...this.current.keys()].map((appId) =>
         this.publisher.withdraw(appId).then(
@@ -92,7 +113,7 @@ export class DirectRoutes implements AccessGate {
 
   /** Reads what exists, then makes every app match its desired route. */
   async resync(): Promise<void> {
-    let existing: Map<string, { host: string; podIP: string }>;
+    let existing: Map<string, { host: string; target: string }>;
     try {
       existing = await this.publisher.published();
     } catch (err) {
@@ -100,7 +121,7 @@ export class DirectRoutes implements AccessGate {
       return;
     }
     this.current.clear();
-    for (const [appId, route] of existing) this.current.set(appId, route.podIP);
+    for (const [appId, route] of existing) this.current.set(appId, route.target);
     const apps = new Set([...existing.keys(), ...this.registry.ids()]);
     await Promise.all([...apps].map((appId) => this.sync(appId)));
   }
@@ -128,6 +149,16 @@ export class DirectRoutes implements AccessGate {
     void this.sync(appId);
   }
 
+  /**
+   * The sandbox is about to stop: a route still sending visitors there is moved first (to the
+   * app's serving sandbox, or to the control plane). Never rejects: the stop goes on regardless.
+   */
+  async release(appId: string, sandbox: Sandbox): Promise<void> {
+    const target = targetOf(sandbox);
+    if (target === undefined || this.current.get(appId) !== targetKey(target)) return;
+    await this.sync(appId);
+  }
+
   /** Makes the app's route match its state now; queued behind the app's previous change. */
   sync(appId: string): Promise<void> {
     const next = (this.chains.get(appId) ?? Promise.resolve()).then(() => this.apply(appId));
@@ -143,20 +174,14 @@ export class DirectRoutes implements AccessGate {
     const open = !this.closingApps.has(appId) && this.store.getApp(appId)?.access !== 'private';
     const sandbox =
       open && this.registry.phase(appId) === 'Ready' ? this.registry.serving(appId) : undefined;
-    const target = sandbox?.address;
+    const target = targetOf(sandbox);
     const now = this.current.get(appId);
     try {
-      if (target && now !== target.host) {
+      if (target && now !== targetKey(target)) {
         const host = new URL(this.urls.appUrl(appId)).hostname;
-        await this.publisher.publish({
-          appId,
-          appName: appId,
-          host,
-          podIP: target.host,
-          port: target.port,
-        });
-        this.current.set(appId, target.host);
-        this.log('info', 'direct route published', { app: appId, pod: target.host });
+        await this.publisher.publish({ appId, appName: appId, host, target });
+        this.current.set(appId, targetKey(target));
+        this.log('info', 'direct route published', { app: appId, to: targetKey(target) });
       } else if (!target && now !== undefined) {
         await this.publisher.withdraw(appId);
         this.current.delete(appId);

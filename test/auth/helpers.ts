@@ -1,3 +1,4 @@
+import { testDataPath } from '../support/data-path.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,7 +26,13 @@ export function authConfig(
 ): Config {
   return parseConfig({
     // In-process servers stop with their apps and front door: a test leaves nothing running.
-    server: { listen: '127.0.0.1:0', restartContinuity: false, dataDir, ...server },
+    server: {
+      listen: '127.0.0.1:0',
+      restartContinuity: false,
+      dataPath: testDataPath(),
+      dataDir,
+      ...server,
+    },
     store: { backend: 'sqlite' },
     auth,
   });

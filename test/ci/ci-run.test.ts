@@ -85,7 +85,7 @@ describe('.ci/run', () => {
     const { status, lines } = await ciRun({ LINT_STATUS: '1', API_LINT_STATUS: '2' });
     expect(calls().map((call) => call.split(' --')[0])).toEqual([
       'apt-get update -qq',
-      'apt-get install -y -qq bubblewrap chromium',
+      'apt-get install -y -qq bubblewrap haproxy chromium',
       'npm ci',
       'npm run typecheck',
       'npm run lint',

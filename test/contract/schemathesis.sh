@@ -20,7 +20,7 @@ port="$(node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>
 key="schemathesis-admin-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
 # Apps and front door stop with the server: the run leaves nothing behind.
 SVC_DATA_DIR="$data/data" SVC_LISTEN="127.0.0.1:$port" SVC_AUTH_API_KEY="$key" SVC_LOG_LEVEL=warn \
-  SVC_RESTART_CONTINUITY=false \
+  SVC_RESTART_CONTINUITY=false SVC_DATA_PATH=node \
   node --import tsx src/main.ts >"$data/server.log" 2>&1 &
 server=$!
 cleanup() {

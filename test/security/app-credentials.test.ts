@@ -36,6 +36,8 @@ function upgrade(url: string, authorization: string): Promise<string> {
     socket.on('error', reject);
     socket.write(
       `GET / HTTP/1.1\r\nHost: ${target.host}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n` +
+        // A websocket handshake as browsers send it: a proxy may refuse one without its key.
+        'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n' +
         `Authorization: ${authorization}\r\n\r\n`,
     );
   });

@@ -1,3 +1,4 @@
+import { testDataPath } from './data-path.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -56,6 +57,7 @@ export async function startServerProcess(opts: {
     server: {
       logLevel: 'info',
       restartContinuity: false,
+      dataPath: testDataPath(),
       ...server,
       listen: `127.0.0.1:${port}`,
       dataDir,

@@ -1,3 +1,4 @@
+import { testDataPath } from './data-path.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -42,7 +43,13 @@ export async function startTestServer(
   const config = parseConfig({
     ...raw,
     // In-process servers stop with their apps: a test leaves no sandbox behind.
-    server: { listen: '127.0.0.1:0', restartContinuity: false, ...server, dataDir: dir },
+    server: {
+      listen: '127.0.0.1:0',
+      restartContinuity: false,
+      dataPath: testDataPath(),
+      ...server,
+      dataDir: dir,
+    },
   });
   const running = await startSlipway(config, { logger: false });
   const validator = newValidator();

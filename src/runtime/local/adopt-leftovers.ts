@@ -75,7 +75,13 @@ async function reapRecorded(host: HostSetup, record: SandboxRecord, log: Log): P
   await killTree({ pid: record.pid, graceful: false, cgroup, closed, isClosed: gone });
   await removeCgroup(cgroup, (msg, extra) => log(msg, { sandbox: record.id, ...extra }));
   host.users.release(record.owner);
-  for (const dir of [join(host.dirs.sandboxes, record.id), join(host.dirs.held, record.id)]) {
+  const { sandboxes, held, routes } = host.dirs;
+  const left = [
+    join(sandboxes, record.id),
+    join(held, record.id),
+    join(routes, `${record.id}.sock`),
+  ];
+  for (const dir of left) {
     await rm(dir, { recursive: true, force: true });
   }
 }

@@ -24,7 +24,15 @@ import { warmupTarball } from './warmup-source.js';
 /** Everything sandboxes share, prepared once at runtime start. */
 export interface HostSetup {
   env: HostEnv;
-  dirs: { runtime: string; sandboxes: string; held: string; etc: string; agent: string };
+  dirs: {
+    runtime: string;
+    sandboxes: string;
+    held: string;
+    /** Links to running sandboxes' app sockets, for the native front door (route-link.ts). */
+    routes: string;
+    etc: string;
+    agent: string;
+  };
   /** Sandboxes outlive this process (their streams and records held under dirs.held). */
   keep: boolean;
   /**
@@ -73,11 +81,13 @@ export async function prepareHost(
     runtime,
     sandboxes: join(runtime, 'sandboxes'),
     held: join(runtime, 'held'),
+    routes: join(runtime, 'routes'),
     etc: join(runtime, 'etc'),
     agent: join(runtime, 'agent.mjs'),
   };
   for (const dir of [dirs.runtime, dirs.sandboxes]) makePrivateDir(dir);
   makePrivateDir(dirs.held, 0o700);
+  makePrivateDir(dirs.routes, 0o700);
   checkReachable(dirs.sandboxes, 'runtime.dir');
   for (const binary of [env.node, ...(env.python ? [env.python] : [])]) {
     checkReachable(binary, 'the interpreter');
@@ -86,11 +96,18 @@ export async function prepareHost(
   const spared = new Set(leftovers.map((r) => r.id));
   await Promise.all(
     [
-      ...readdirSync(dirs.sandboxes).map((id) => ({ id, dir: dirs.sandboxes })),
-      ...readdirSync(dirs.held).map((id) => ({ id, dir: dirs.held })),
+      ...readdirSync(dirs.sandboxes).map((name) => ({
+        id: name,
+        path: join(dirs.sandboxes, name),
+      })),
+      ...readdirSync(dirs.held).map((name) => ({ id: name, path: join(dirs.held, name) })),
+      ...readdirSync(dirs.routes).map((name) => ({
+        id: name.replace(/\.sock$/, ''),
+        path: join(dirs.routes, name),
+      })),
     ]
       .filter(({ id }) => !spared.has(id))
-      .map(({ id, dir }) => rm(join(dir, id), { recursive: true, force: true })),
+      .map(({ path }) => rm(path, { recursive: true, force: true })),
   );
   const longest = join(dirs.sandboxes, 'x'.repeat(12), AGENT_SOCK);
   if (Buffer.byteLength(longest) > 107) {

@@ -11,14 +11,18 @@ const O_PATH = 0o10000000;
  */
 export class PinnedSocket {
   private fd: number | undefined;
+  /** Which inode it pins (device and inode number): a link to it must name the same. */
+  readonly identity: { dev: number; ino: number };
 
   constructor(path: string) {
     const fd = openSync(path, O_PATH | constants.O_NOFOLLOW);
-    if (!fstatSync(fd).isSocket()) {
+    const stat = fstatSync(fd);
+    if (!stat.isSocket()) {
       closeSync(fd);
       throw new Error(`${path} is not a socket`);
     }
     this.fd = fd;
+    this.identity = { dev: stat.dev, ino: stat.ino };
   }
 
   /** The path to connect to; throws once closed. */

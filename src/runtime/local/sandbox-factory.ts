@@ -113,6 +113,7 @@ export async function bootSandbox(
     egress,
     context,
     afterBoot: () => lockDir(dir),
+    routeLink: routeLinkOf(host, id),
     log: opts.log,
   });
 }
@@ -150,6 +151,7 @@ export async function adoptSandbox(
       egress,
       context,
       afterBoot: () => undefined,
+      routeLink: routeLinkOf(host, id),
       log: opts.log,
     },
     record,
@@ -196,6 +198,8 @@ async function openDoors(
     throw err;
   }
 }
+
+const routeLinkOf = (host: HostSetup, id: string): string => join(host.dirs.routes, `${id}.sock`);
 
 /** What the socket dir may hold once the agent listens: sockets, each made by its side. */
 const DOORS = new Set([AGENT_SOCK, APP_SOCK, SOURCES_SOCK, EGRESS_SOCK]);

@@ -15,6 +15,7 @@ import type { EgressDoor } from './egress-door.js';
 import { appExit } from './exit-report.js';
 import { Recent } from './output-lines.js';
 import { PinnedSocket } from './pinned-socket.js';
+import { linkAppSocket } from './route-link.js';
 import { startTime } from './process-tree.js';
 import {
   attachSandbox,
@@ -58,6 +59,8 @@ export interface SandboxSetup {
   context: { app?: string };
   /** Runs once the agent is ready (its sockets exist): takes the socket dir back. */
   afterBoot: () => void;
+  /** Where the app socket is linked for the native front door (route-link.ts), if anywhere. */
+  routeLink?: string;
   log: (msg: string, extra?: object) => void;
 }
 
@@ -90,6 +93,7 @@ export class LocalSandbox implements Sandbox {
   /** The agent's two sockets, pinned once it booted and before any app code ran. */
   private agentSock: PinnedSocket | undefined;
   private appSock: PinnedSocket | undefined;
+  private appLink: string | undefined;
   private agentExit: ExitReport | undefined;
   /** From the inject on, fds 1/2 carry the app's output. */
   private injected = false;
@@ -139,7 +143,7 @@ export class LocalSandbox implements Sandbox {
       await ready;
       setup.afterBoot();
       sandbox.agentSock = new PinnedSocket(join(setup.dir, AGENT_SOCK));
-      sandbox.appSock = new PinnedSocket(join(setup.dir, APP_SOCK));
+      sandbox.pinAppSocket();
       sandbox.phase = 'idle';
       sandbox.record();
       return sandbox;
@@ -151,6 +155,14 @@ export class LocalSandbox implements Sandbox {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /** Pins the agent's app socket, and links it where the native front door can reach it. */
+  private pinAppSocket(): void {
+    const entry = join(this.setup.dir, APP_SOCK);
+    this.appSock = new PinnedSocket(entry);
+    const link = this.setup.routeLink;
+    if (link !== undefined) this.appLink = linkAppSocket(this.appSock, entry, link);
   }
 
   /** The app it was claimed for: egress and other host log lines name it. */
@@ -176,7 +188,7 @@ export class LocalSandbox implements Sandbox {
     sandbox.appId = record.app;
     sandbox.injected = true;
     sandbox.agentSock = new PinnedSocket(join(setup.dir, AGENT_SOCK));
-    sandbox.appSock = new PinnedSocket(join(setup.dir, APP_SOCK));
+    sandbox.pinAppSocket();
     sandbox.phase = 'running';
     return sandbox;
   }
@@ -229,6 +241,11 @@ export class LocalSandbox implements Sandbox {
 
   get alive(): boolean {
     return !this.ended;
+  }
+
+  /** The app socket's link for a proxy outside this process, when the host makes one. */
+  get socketPath(): string | undefined {
+    return this.appLink;
   }
 
   connect(): net.Socket {
@@ -306,6 +323,8 @@ export class LocalSandbox implements Sandbox {
     await removeCgroup(this.setup.cgroup, (msg, extra) =>
       this.setup.log(msg, { sandbox: this.id, ...extra }),
     );
+    if (this.appLink !== undefined) await rm(this.appLink, { force: true });
+    this.appLink = undefined;
     // Async: whatever the sandbox left in its dir, removing it never blocks the event loop.
     for (const dir of [this.dir, this.setup.heldDir]) {
       if (dir === undefined) continue;

@@ -1,0 +1,192 @@
+import { readlink, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import type { RoutePublisher, RouteTarget } from '../../services/direct-routes.js';
+import { haproxyChange, haproxyCommand } from './haproxy-cli.js';
+import { slotBackend, type HaproxyPaths } from './haproxy-config.js';
+
+type Log = (level: 'info' | 'warn', msg: string, extra?: object) => void;
+
+interface Route {
+  host: string;
+  slot: number;
+  /** The sandbox socket link the slot's symlink names. */
+  target: string;
+}
+
+/** How often the routed slots' counters are read, for idle suspend. */
+const ACTIVITY_POLL_MS = 1_000;
+
+/**
+ * Ready public apps' routes in the native front door: each app has a slot (a backend whose one
+ * server is the symlink `slots/<n>.sock`), and the route map sends its host there. A switch
+ * (blue/green, rollback) points a fresh slot at the new sandbox, then changes the map entry in
+ * one runtime API command: no request sees a half-switched or missing route. The map file is
+ * written after every change, so a reload of the proxy keeps the routes.
+ */
+export class HaproxyRoutes implements RoutePublisher {
+  private readonly routes = new Map<string, Route>();
+  /** Free slots, least recently used first: a freed slot is the last to be handed out again. */
+  private free: number[] = [];
+  private readonly listeners: ((appIds: string[]) => void)[] = [];
+  private readonly served = new Map<number, number>();
+  private poller: NodeJS.Timeout | undefined;
+  private chain: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly paths: HaproxyPaths,
+    private readonly slots: number,
+    private readonly log: Log,
+  ) {
+    this.free = Array.from({ length: slots }, (_, n) => n);
+  }
+
+  publish(e: { appId: string; host: string; target: RouteTarget }): Promise<void> {
+    if (!('socket' in e.target)) {
+      return Promise.reject(new Error(`app ${e.appId}: the front door routes to sockets only`));
+    }
+    const target = e.target.socket;
+    return this.serial(() => this.point(e.appId, e.host, target));
+  }
+
+  withdraw(appId: string): Promise<void> {
+    return this.serial(async () => {
+      const route = this.routes.get(appId);
+      if (!route) return;
+      await haproxyChange(this.paths.admin, `del map ${this.paths.map} ${route.host}`);
+      this.routes.delete(appId);
+      await this.saveMap();
+      await this.release(route.slot);
+    });
+  }
+
+  /** The routes the running proxy holds (an earlier control plane's included), slots rebuilt. */
+  published(): Promise<Map<string, { host: string; target: string }>> {
+    return this.serial(async () => {
+      const listing = await haproxyCommand(this.paths.admin, `show map ${this.paths.map}`);
+      this.routes.clear();
+      for (const line of listing.split('\n')) {
+        const [, host, backend] = line.trim().split(/\s+/);
+        const slot = Number(/^slot_(\d+)$/.exec(backend ?? '')?.[1] ?? NaN);
+        if (!host || !Number.isInteger(slot) || slot >= this.slots) continue;
+        const target = await readlink(this.paths.slot(slot)).catch(() => '');
+        this.routes.set(appOfHost(host), { host, slot, target });
+      }
+      const taken = new Set([...this.routes.values()].map((r) => r.slot));
+      this.free = this.free.filter((n) => !taken.has(n));
+      for (let n = 0; n < this.slots; n += 1) {
+        if (!taken.has(n) && !this.free.includes(n)) this.free.push(n);
+      }
+      const found = new Map<string, { host: string; target: string }>();
+      for (const [appId, r] of this.routes) found.set(appId, { host: r.host, target: r.target });
+      return found;
+    });
+  }
+
+  /** Hosts without a route go to the control plane already: nothing to write. */
+  async ensureFallback(): Promise<void> {}
+
+  onActivity(listener: (appIds: string[]) => void): void {
+    this.listeners.push(listener);
+    this.poller ??= setInterval(() => void this.poll(), ACTIVITY_POLL_MS);
+    this.poller.unref();
+  }
+
+  /** Stops reading counters; the routes stay in the proxy. */
+  stop(): void {
+    clearInterval(this.poller);
+    this.poller = undefined;
+  }
+
+  private async point(appId: string, host: string, target: string): Promise<void> {
+    const old = this.routes.get(appId);
+    if (old?.target === target && old.host === host) return;
+    const slot = this.free.shift();
+    if (slot === undefined) {
+      throw new Error(`every one of the ${this.slots} front door slots is taken`);
+    }
+    try {
+      // Whatever still holds a connection through this slot was another sandbox's visitor.
+      await haproxyChange(this.paths.admin, `shutdown sessions server ${slotBackend(slot)}/app`);
+      await this.pointSlot(slot, target);
+      // A slot's server was marked down when its last sandbox went (haproxy-config.ts).
+      await haproxyChange(this.paths.admin, `set server ${slotBackend(slot)}/app health up`);
+      const verb = old?.host === host ? 'set' : 'add';
+      await haproxyChange(
+        this.paths.admin,
+        `${verb} map ${this.paths.map} ${host} ${slotBackend(slot)}`,
+      );
+    } catch (err) {
+      this.free.unshift(slot);
+      throw err;
+    }
+    this.routes.set(appId, { host, slot, target });
+    this.served.delete(slot);
+    if (old && old.host !== host) {
+      await haproxyChange(this.paths.admin, `del map ${this.paths.map} ${old.host}`);
+    }
+    await this.saveMap();
+    if (old) await this.release(old.slot);
+  }
+
+  /**
+   * A slot no route names any more points at the control plane's hold socket, then goes to the
+   * end of the free list: requests in flight there finish, and a GET the proxy tries again there
+   * (the sandbox went) is held by the router until the app serves again, not failed.
+   */
+  private async release(slot: number): Promise<void> {
+    await this.pointSlot(slot, this.paths.hold);
+    this.served.delete(slot);
+    this.free.push(slot);
+  }
+
+  /** Swaps the slot's symlink in one rename: a connection made meanwhile gets one or the other. */
+  private async pointSlot(slot: number, target: string): Promise<void> {
+    const temp = `${this.paths.slot(slot)}.new`;
+    await rm(temp, { force: true });
+    await symlink(target, temp);
+    await rename(temp, this.paths.slot(slot));
+  }
+
+  private async saveMap(): Promise<void> {
+    const text = [...this.routes.values()].map((r) => `${r.host} ${slotBackend(r.slot)}\n`);
+    const temp = `${this.paths.map}.new`;
+    await writeFile(temp, text.join(''), { mode: 0o600 });
+    await rename(temp, this.paths.map);
+  }
+
+  /** Apps whose slot served a request since the last look, or holds a connection now. */
+  private async poll(): Promise<void> {
+    const bySlot = new Map([...this.routes].map(([appId, r]) => [r.slot, appId]));
+    if (bySlot.size === 0) return;
+    const commands = [...bySlot.keys()].map((n) => `show stat ${slotBackend(n)} 2 -1`);
+    let answer: string;
+    try {
+      answer = await haproxyCommand(this.paths.admin, commands.join('; '));
+    } catch (err) {
+      this.log('warn', 'front door counters not read', { error: String(err) });
+      return;
+    }
+    const active: string[] = [];
+    for (const line of answer.split('\n')) {
+      const fields = line.split(',');
+      const slot = Number(/^slot_(\d+)$/.exec(fields[0] ?? '')?.[1] ?? NaN);
+      const appId = bySlot.get(slot);
+      if (appId === undefined || fields[1] !== 'BACKEND') continue;
+      const current = Number(fields[4]);
+      const total = Number(fields[7]);
+      const before = this.served.get(slot);
+      this.served.set(slot, total);
+      if (current > 0 || (before !== undefined && total > before)) active.push(appId);
+    }
+    if (active.length > 0) for (const listener of this.listeners) listener(active);
+  }
+
+  /** One change at a time: a slot is never handed out twice, the map file never written by two. */
+  private serial<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.chain.then(work, work);
+    this.chain = next.catch(() => undefined);
+    return next;
+  }
+}
+
+/** Apps' hosts are `<name>.<apps domain>` and an app's id is its name. */
+const appOfHost = (host: string): string => host.slice(0, host.indexOf('.'));

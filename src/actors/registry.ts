@@ -56,6 +56,7 @@ export class AppRegistry {
   private starting: Promise<void> | undefined;
   private startDone: () => void = () => undefined;
   private releaseRoute: (appId: string, sandbox: Sandbox) => Promise<void> = async () => undefined;
+  private settleRoute: (appId: string) => Promise<void> = async () => undefined;
 
   constructor(private readonly deps: RegistryDeps) {
     this.now = deps.now ?? (() => Date.now());
@@ -90,11 +91,16 @@ export class AppRegistry {
   }
 
   /**
-   * A sandbox stops only once `release` resolves: a data path that routes visitors to sandboxes
-   * without the router (direct-routes.ts) moves them elsewhere first.
+   * A data path that routes visitors to sandboxes without the router (direct-routes.ts): a
+   * sandbox stops only once `release` resolves (its route moved elsewhere first), and a deploy or
+   * resume is answered once `settle` resolves (its route names what serves now).
    */
-  releaseRoutesWith(release: (appId: string, sandbox: Sandbox) => Promise<void>): void {
-    this.releaseRoute = release;
+  routeWith(routes: {
+    release: (appId: string, sandbox: Sandbox) => Promise<void>;
+    settle: (appId: string) => Promise<void>;
+  }): void {
+    this.releaseRoute = routes.release;
+    this.settleRoute = routes.settle;
   }
 
   /**
@@ -156,6 +162,7 @@ export class AppRegistry {
       opts.waitMs ?? this.waitMs,
       this.callers.signal,
     );
+    await this.settleRoute(appId);
     return this.rowOf(app);
   }
 
@@ -183,6 +190,7 @@ export class AppRegistry {
       opts.waitMs ?? this.waitMs,
       this.callers.signal,
     );
+    await this.settleRoute(appId);
     return this.rowOf(app);
   }
 

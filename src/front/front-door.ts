@@ -118,10 +118,11 @@ export async function openFrontDoor(opts: FrontDoorOptions): Promise<FrontDoor> 
     opts.log('info', 'front door started', { pid: started.pid, port, kind });
   }
   const stopAccepting = (): Promise<void> => {
-    // Its requests in flight are the drain's (they go through the server's handler): not waited
-    // for here.
-    if (stragglers) stragglers.close();
-    return new Promise((resolve) => listener.close(() => resolve()));
+    // Only new connections stop: those accepted already are the server's, whose drain answers
+    // and ends them (waiting here for them to close would hold the drain until they idle out).
+    stragglers?.close();
+    listener.close();
+    return Promise.resolve();
   };
   return {
     port,

@@ -90,18 +90,26 @@ export class AppRouter {
     } else req.pipe(upstream);
   }
 
+  /**
+   * The app did not answer on `failed`. A sandbox that died is replaced within moments: wait a
+   * little for another, then take whatever serves (a connection dropped by a live app, too).
+   */
   private async retry(
     name: string,
     failed: Sandbox,
     req: IncomingMessage,
     res: ServerResponse,
   ): Promise<void> {
-    const next = await this.registry
-      .route(name, { waitMs: this.wakeWaitMs, instead: failed })
-      .catch((err: unknown) => this.fail(res, err));
-    if (res.destroyed) return;
-    if (!next) return this.notServing(name, res);
-    this.forward(name, next, req, res, false);
+    try {
+      const next =
+        (await this.registry.route(name, { waitMs: REPLACE_WAIT_MS, instead: failed })) ??
+        (await this.registry.route(name, { waitMs: this.wakeWaitMs }));
+      if (res.destroyed) return;
+      if (!next) return this.notServing(name, res);
+      this.forward(name, next, req, res, false);
+    } catch (err) {
+      this.fail(res, err);
+    }
   }
 
   /**
@@ -233,6 +241,9 @@ function retryable(req: IncomingMessage): boolean {
     (req.headers['content-length'] ?? '0') === '0';
   return (req.method === 'GET' || req.method === 'HEAD') && bodyless;
 }
+
+/** How long a retried request waits for its app's failed sandbox to be replaced. */
+const REPLACE_WAIT_MS = 2_000;
 
 /** How long a visitor of an app on its way back is asked to wait. */
 const RETRY_AFTER_S = 2;

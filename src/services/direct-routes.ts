@@ -71,7 +71,10 @@ export class DirectRoutes implements AccessGate {
     /** Routes stay when this process stops (its sandboxes outlive it and serve on). */
     private readonly keepOnStop = false,
   ) {
-    registry.releaseRoutesWith((appId, sandbox) => this.release(appId, sandbox));
+    registry.routeWith({
+      release: (appId, sandbox) => this.release(appId, sandbox),
+      settle: (appId) => this.sync(appId),
+    });
     publisher.onActivity?.((appIds) => appIds.forEach((appId) => registry.touch(appId)));
   }
 

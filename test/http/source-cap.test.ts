@@ -23,7 +23,7 @@ describe('the source size cap of POST /v1/deploy', () => {
     expect(res.status).toBe(413);
     expect(res.body).toEqual({
       code: 'payload_too_large',
-      message: 'source tarball is larger than 1 MB',
+      message: 'source tarball is larger than the limit of 1 MB',
       details: { limitBytes: CAP },
     });
   });

@@ -31,8 +31,17 @@ function upgrade(url: string, authorization: string): Promise<string> {
     const socket = connect(Number(target.port), '127.0.0.1');
     let text = '';
     socket.setEncoding('utf8');
-    socket.on('data', (chunk: string) => (text += chunk));
-    socket.on('end', () => resolve(text));
+    // The whole answer: until the end of its body (a front door may keep the connection open).
+    const whole = (): boolean => {
+      const head = text.indexOf('\r\n\r\n');
+      const length = /\r\ncontent-length: *(\d+)/i.exec(text.slice(0, head))?.[1];
+      return head >= 0 && length !== undefined && text.length >= head + 4 + Number(length);
+    };
+    socket.on('data', (chunk: string) => {
+      text += chunk;
+      if (whole()) socket.destroy();
+    });
+    socket.on('close', () => resolve(text));
     socket.on('error', reject);
     socket.write(
       `GET / HTTP/1.1\r\nHost: ${target.host}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n` +

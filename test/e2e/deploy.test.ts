@@ -1,6 +1,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { gzipSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { gzip } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deploy, fetchApp, waitForPhase } from '../support/deploy.js';
 import { call, startTestServer, type TestServer } from '../support/server.js';
@@ -8,6 +9,8 @@ import { tarGz, tarGzDir } from '../support/tarball.js';
 
 const ALICE = 'alice-key-0123456789abcdef';
 const BOB = 'bob-key-0123456789abcdef';
+const gzipAsync = promisify(gzip);
+
 const keys = [
   { key: ALICE, name: 'alice' },
   { key: BOB, name: 'bob' },
@@ -176,7 +179,10 @@ describe('bad deploys get a clear 4xx and leave nothing behind', () => {
   afterAll(() => server.stop());
 
   const good = () => tarGz({ 'index.html': 'ok' });
-  const bomb = () => gzipSync(Buffer.alloc(600 * 1024 * 1024), { level: 9 });
+  // Off the event loop: compressing 600 MB takes seconds on a busy machine, and the server runs in
+  // this process; blocked that long, it would find the client's idle keep-alive connection past
+  // headersTimeout and close it under the next request.
+  const bomb = () => gzipAsync(Buffer.alloc(600 * 1024 * 1024), { level: 9 });
 
   it.each([
     [
@@ -299,7 +305,7 @@ describe('bad deploys get a clear 4xx and leave nothing behind', () => {
     ],
     [
       'gzip bomb',
-      async () => deploy(server.baseURL, ALICE, { name: 'x12' }, bomb()),
+      async () => deploy(server.baseURL, ALICE, { name: 'x12' }, await bomb()),
       413,
       'payload_too_large',
     ],

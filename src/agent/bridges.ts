@@ -30,6 +30,9 @@ export function tcpBridge(host: string, port: number): AppHandler {
   return (client) => {
     // No Nagle: a response written in pieces must not wait for a delayed ACK on loopback.
     const upstream = net.connect({ host, port, allowHalfOpen: true, noDelay: true });
+    // Nothing flows until the app's end is there (a listener on the visitor's socket, such as
+    // the pod agent's activity count, would otherwise read the request away).
+    client.pause();
     let connected = false;
     upstream.once('connect', () => {
       connected = true;

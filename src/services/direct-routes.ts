@@ -21,6 +21,8 @@ export interface RoutePublisher {
   ensureFallback(appsDomain: string): Promise<void>;
   /** Visitors reached these apps through their routes lately (idle suspend counts them). */
   onActivity?(listener: (appIds: string[]) => void): void;
+  /** Stops watching for activity; the routes themselves stay as they are. */
+  stop?(): void;
 }
 
 /** One string per target, to compare where a route goes with where it should. */
@@ -98,6 +100,7 @@ export class DirectRoutes implements AccessGate {
   async stop(): Promise<void> {
     this.unsubscribe?.();
     clearInterval(this.timer);
+    this.publisher.stop?.();
     await Promise.all([...this.chains.values()]);
     if (this.keepOnStop) return;
     await Promise.all(

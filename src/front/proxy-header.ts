@@ -1,4 +1,4 @@
-import { isIPv6 } from 'node:net';
+import { isIPv6, type Socket } from 'node:net';
 
 /**
  * The PROXY protocol v1 line (haproxy.org's proxy-protocol.txt) the front door puts before the
@@ -35,4 +35,31 @@ export function parseProxyLine(buf: Buffer): { peer: Peer; length: number } | Er
     return new Error('malformed PROXY line');
   }
   return { peer: { address: source, port }, length: end + 2 };
+}
+
+/**
+ * Reads the PROXY line off the start of `conn`, then hands over the socket paused with the bytes
+ * after the line put back (`text`: the line itself). A connection that opens with anything else
+ * is destroyed.
+ */
+export function readProxyLine(
+  conn: Socket,
+  done: (line: { peer: Peer; text: string }) => void,
+): void {
+  let head = Buffer.alloc(0);
+  const onData = (chunk: Buffer): void => {
+    head = Buffer.concat([head, chunk]);
+    const parsed = parseProxyLine(head);
+    if (parsed === undefined) return;
+    conn.off('data', onData);
+    if (parsed instanceof Error) {
+      conn.destroy();
+      return;
+    }
+    conn.pause();
+    const rest = head.subarray(parsed.length);
+    if (rest.length > 0) conn.unshift(rest);
+    done({ peer: parsed.peer, text: head.subarray(0, parsed.length).toString('latin1') });
+  };
+  conn.on('data', onData);
 }

@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { Exchanges } from './exchanges.js';
-import { parseProxyLine, proxyLine } from './proxy-header.js';
+import { proxyLine, readProxyLine } from './proxy-header.js';
 
 export interface RelayOptions {
   /** The control plane's unix socket. */
@@ -128,21 +128,6 @@ export function relay(client: net.Socket, opts: RelayOptions, given?: string): v
 
 /** A connection from the native front door: its own PROXY line first, then the visitor's bytes. */
 export function relayProxied(client: net.Socket, opts: RelayOptions): void {
-  let head = Buffer.alloc(0);
   client.on('error', () => client.destroy());
-  const onData = (chunk: Buffer): void => {
-    head = Buffer.concat([head, chunk]);
-    const parsed = parseProxyLine(head);
-    if (parsed === undefined) return;
-    client.off('data', onData);
-    if (parsed instanceof Error) {
-      client.destroy();
-      return;
-    }
-    client.pause();
-    const rest = head.subarray(parsed.length);
-    if (rest.length > 0) client.unshift(rest);
-    relay(client, opts, head.subarray(0, parsed.length).toString('latin1'));
-  };
-  client.on('data', onData);
+  readProxyLine(client, ({ text }) => relay(client, opts, text));
 }

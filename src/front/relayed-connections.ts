@@ -2,7 +2,7 @@ import type { Server as HttpServer } from 'node:http';
 import { Server as HttpsServer } from 'node:https';
 import type net from 'node:net';
 import type { TLSSocket } from 'node:tls';
-import { parseProxyLine, type Peer } from './proxy-header.js';
+import { readProxyLine, type Peer } from './proxy-header.js';
 
 /** A connection that has not said who it relays within this long is dropped. */
 const HEADER_TIMEOUT_MS = 5_000;
@@ -26,28 +26,15 @@ export function acceptRelayed(conn: net.Socket, server: HttpServer | HttpsServer
       if (peer) showPeer(tls, peer);
     });
   }
-  let head = Buffer.alloc(0);
   conn.setTimeout(HEADER_TIMEOUT_MS, () => conn.destroy());
   conn.on('error', () => conn.destroy());
-  const onData = (chunk: Buffer): void => {
-    head = Buffer.concat([head, chunk]);
-    const parsed = parseProxyLine(head);
-    if (parsed === undefined) return;
-    conn.off('data', onData);
+  readProxyLine(conn, ({ peer }) => {
     conn.setTimeout(0);
-    if (parsed instanceof Error) {
-      conn.destroy();
-      return;
-    }
-    conn.pause();
-    showPeer(conn, parsed.peer);
-    peers.set(conn, parsed.peer);
-    const rest = head.subarray(parsed.length);
-    if (rest.length > 0) conn.unshift(rest);
+    showPeer(conn, peer);
+    peers.set(conn, peer);
     server.emit('connection', conn);
     conn.resume();
-  };
-  conn.on('data', onData);
+  });
 }
 
 export function showPeer(socket: net.Socket, peer: Peer): void {

@@ -114,7 +114,14 @@ export async function startSlipway(config: Config, options: StartOptions = {}): 
         ? { kind: 'native', proxy: 'haproxy' }
         : { kind: 'node', why: dataPath.why }),
     }));
-    visitors = await listenForVisitors(app, { config, host, port, drain, dataPath });
+    visitors = await listenForVisitors(app, {
+      config,
+      host,
+      port,
+      drain,
+      dataPath,
+      ...(tls ? { tls } : {}),
+    });
     listening = true;
     if (cancelled()) throw new StartCancelled();
   } catch (err) {

@@ -3,7 +3,7 @@ import { AppRegistry } from '../actors/registry.js';
 import { durationMs, type Config } from '../config/schema.js';
 import { AppAccess } from '../http/app-access.js';
 import { AppRouter } from '../http/app-router.js';
-import { PublicUrls } from '../http/public-urls.js';
+import { PublicUrls } from './public-urls.js';
 import { guardStore } from '../persistence/guarded-store.js';
 import { StorageHealth } from '../persistence/storage-health.js';
 import type { Store } from '../persistence/store.js';

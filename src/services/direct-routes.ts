@@ -1,6 +1,6 @@
 import type { AppRegistry } from '../actors/registry.js';
 import { AppError } from '../errors.js';
-import type { PublicUrls } from '../http/public-urls.js';
+import type { PublicUrls } from './public-urls.js';
 import type { Store } from '../persistence/store.js';
 import type { Sandbox } from '../runtime/runtime.js';
 import type { Log } from './compose.js';

@@ -8,7 +8,7 @@ import { durationMs, type Config } from './config/schema.js';
 import { Drain } from './http/drain.js';
 import { buildServer } from './http/server.js';
 import { resolveTls } from './http/tls.js';
-import { createLogger, serviceLog, type LogSetting } from './logging.js';
+import { createLogger, serviceLog, type Log, type LogSetting } from './logging.js';
 import { chooseDataPath, type DataPath } from './front/data-path.js';
 import { haproxyPaths } from './front/haproxy/haproxy-config.js';
 import { HaproxyRoutes } from './front/haproxy/haproxy-routes.js';
@@ -16,7 +16,7 @@ import { listenForVisitors, type Visitors } from './front/listen.js';
 import { lockDataDir } from './persistence/data-dir-lock.js';
 import { openStore } from './persistence/open-store.js';
 import { openRoutes, openRuntime } from './runtime/open-runtime.js';
-import { createDeployServices, type DeployParts, type Log } from './services/compose.js';
+import { createDeployServices, type DeployParts } from './services/compose.js';
 import { openSourceStore } from './sources/open-source-store.js';
 
 export interface Running {

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { AppRegistry } from '../actors/registry.js';
 import { durationMs, type Config } from '../config/schema.js';
+import type { Log } from '../logging.js';
 import { AppAccess } from '../http/app-access.js';
 import { AppRouter } from '../http/app-router.js';
 import { PublicUrls } from './public-urls.js';
@@ -44,8 +45,6 @@ export interface DeployServices {
   stop(): Promise<void>;
   runtimeReadiness(): { ok: boolean; [detail: string]: unknown };
 }
-
-export type Log = (level: 'info' | 'warn' | 'error', msg: string, extra?: object) => void;
 
 /** What the composition root opened for the deploy side: where sources live, what runs apps. */
 export interface DeployParts {

@@ -33,7 +33,7 @@ export class AppAccess {
     private readonly grants: AppGrants,
   ) {}
 
-  /** How a raw request's credential is read; set once the auth plugin is up (server.ts). */
+  /** How a raw request's credential is read; set once the auth plugin is up (start.ts). */
   identifyWith(identify: IdentifyMessage, recognise: RecogniseBearer): void {
     this.identify = identify;
     this.recognise = recognise;

@@ -2,8 +2,6 @@ import { join } from 'node:path';
 import { AppRegistry } from '../actors/registry.js';
 import { durationMs, type Config } from '../config/schema.js';
 import type { Log } from '../logging.js';
-import { AppAccess } from '../http/app-access.js';
-import { AppRouter } from '../http/app-router.js';
 import { PublicUrls } from './public-urls.js';
 import { guardStore } from '../persistence/guarded-store.js';
 import { StorageHealth } from '../persistence/storage-health.js';
@@ -20,7 +18,7 @@ import { OrphanBlobSweeper } from './orphan-blobs.js';
 import { platformInfo, type PlatformInfo } from './platform-info.js';
 import { ShareService } from './share-links.js';
 
-/** The deploy side of Slipway, wired once per server: source store, runtime, actors, router. */
+/** The deploy side of Slipway, wired once per server: source store, runtime, actors, services. */
 export interface DeployServices {
   /** The store as services write it: storage faults become 503s and mark `storage` down. */
   store: Store;
@@ -33,9 +31,8 @@ export interface DeployServices {
   apps: AppService;
   /** Share links, for the HTTP routes and the MCP tools alike. */
   shares: ShareService;
-  router: AppRouter;
-  /** Private apps' gate; server.ts tells it how to read a request's credential. */
-  access: AppAccess;
+  /** The grants share links hand out, which open private apps' hosts (the access gate). */
+  grants: AppGrants;
   /** The one shared token of the in-sandbox agents (spec §4 /internal/sources); never logged. */
   agentToken: string;
   /** What this installation can run (`GET /v1/templates`, MCP `get_platform_info`). */
@@ -115,8 +112,6 @@ export function createDeployServices(
     // server.baseURL when set; else the running base URL, known once the listener is up.
     baseURL: () => config.server.baseURL ?? urls.baseURL,
   });
-  const access = new AppAccess(store, grants);
-  const router = new AppRouter(registry, urls, access, log);
   const quarantine = new BlobQuarantine(
     join(config.server.dataDir, 'quarantine'),
     durationMs(config.sources.quarantineRetention),
@@ -132,8 +127,7 @@ export function createDeployServices(
     registry,
     apps,
     shares,
-    router,
-    access,
+    grants,
     agentToken,
     platform: () => platformInfo(runtime, config, urls),
     async start(baseURL) {
@@ -148,7 +142,6 @@ export function createDeployServices(
     async stop() {
       started = false;
       await orphans.stop();
-      router.closeTunnels();
       await direct?.stop();
       await registry.stop();
       await runtime.stop();

@@ -6,7 +6,7 @@ import {
 } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { Logger } from 'pino';
-import type { AppRouter } from './app-router.js';
+import type { AppRouter } from '../app-hosts/app-router.js';
 import type { DeployServices } from '../services/compose.js';
 import type { Config } from '../config/schema.js';
 import type { Store } from '../persistence/store.js';

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AppError } from '../errors.js';
 import type { Store } from '../persistence/store.js';
 import type { Admission, Refusal } from './app-access.js';
-import { escapeHtml } from './share-page.js';
+import { escapeHtml } from '../http/share-page.js';
 
 // The answer of a private app's host to a request without a grant (app-access.ts): a small HTML
 // page for browsers, the spec's error body for everyone else (chosen by `Accept`), both 401. It

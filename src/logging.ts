@@ -1,6 +1,8 @@
 import { pino, type Logger } from 'pino';
-import type { Log } from './actors/types.js';
-import { pathOf } from './http/request-log.js';
+
+export type LogLevel = 'info' | 'warn' | 'error';
+/** How every part of the control plane logs: through the logger, or a test's stand-in. */
+export type Log = (level: LogLevel, msg: string, extra?: object) => void;
 
 /** `false` silences it (tests); `{level}` is `server.logLevel`. */
 export type LogSetting = boolean | { level: string };
@@ -25,6 +27,12 @@ export function createLogger(setting: LogSetting): Logger {
       }),
     },
   });
+}
+
+/** The path of a request URL, without its query string (which may carry a token). */
+export function pathOf(url: string): string {
+  const at = url.indexOf('?');
+  return at === -1 ? url : url.slice(0, at);
 }
 
 /** The services' log function, over the logger. */

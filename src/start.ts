@@ -5,10 +5,12 @@ import { join } from 'node:path';
 import { announceBootstrap, ensureBootstrapAdmin, type BootstrapResult } from './auth/bootstrap.js';
 import { ConfigError } from './config/load.js';
 import { durationMs, type Config } from './config/schema.js';
+import { AppAccess } from './app-hosts/app-access.js';
+import { AppRouter } from './app-hosts/app-router.js';
 import { Drain } from './http/drain.js';
-import { buildServer } from './http/server.js';
+import { buildServer, type ServerOptions } from './http/server.js';
 import { resolveTls } from './http/tls.js';
-import { createLogger, serviceLog, type LogSetting } from './logging.js';
+import { createLogger, serviceLog, type Log, type LogSetting } from './logging.js';
 import { chooseDataPath, type DataPath } from './front/data-path.js';
 import { haproxyPaths } from './front/haproxy/haproxy-config.js';
 import { HaproxyRoutes } from './front/haproxy/haproxy-routes.js';
@@ -16,7 +18,7 @@ import { listenForVisitors, type Visitors } from './front/listen.js';
 import { lockDataDir } from './persistence/data-dir-lock.js';
 import { openStore } from './persistence/open-store.js';
 import { openRoutes, openRuntime } from './runtime/open-runtime.js';
-import { createDeployServices, type DeployParts, type Log } from './services/compose.js';
+import { createDeployServices, type DeployParts } from './services/compose.js';
 import { openSourceStore } from './sources/open-source-store.js';
 
 export interface Running {
@@ -71,6 +73,27 @@ export async function openDeployParts(
   return { sourceStore, runtime, agentToken, ...(routes ? { routes } : {}) };
 }
 
+/**
+ * The composition root: the deploy services over the parts, the path to apps (the access gate
+ * and the router) over them, and the control plane's server they are all handed to.
+ */
+export async function composeServer(
+  options: Omit<ServerOptions, 'deploy' | 'router'> & { parts: DeployParts },
+): Promise<FastifyInstance> {
+  const { config, store, parts, logger } = options;
+  const log = serviceLog(logger);
+  const deploy = createDeployServices(config, store, parts, log);
+  const access = new AppAccess(deploy.store, deploy.grants);
+  const router = new AppRouter(deploy.registry, deploy.urls, access, log);
+  const app = await buildServer({ ...options, deploy, router });
+  // A private app's host reads its owner's bearer token as the API does.
+  access.identifyWith(
+    (message) => app.auth.identifyMessage(message),
+    (message) => app.auth.carriesSlipwayBearer(message),
+  );
+  return app;
+}
+
 /** Opens the store, builds the server and listens: the whole of `npm start`, and of e2e tests. */
 export async function startSlipway(config: Config, options: StartOptions = {}): Promise<Running> {
   const cancelled = (): boolean => options.signal?.aborted === true;
@@ -97,12 +120,8 @@ export async function startSlipway(config: Config, options: StartOptions = {}): 
   let bootstrap: BootstrapResult;
   let visitors: Visitors | undefined;
   try {
-    // The composition root: the store, the runtime the config names with the registry and the
-    // services over it, then the HTTP server they are handed to.
-    const log = serviceLog(logger);
-    const parts = await openDeployParts(config, log, dataPath);
-    const deploy = createDeployServices(config, store, parts, log);
-    app = await buildServer({ config, store, deploy, tls, logger, drain });
+    const parts = await openDeployParts(config, serviceLog(logger), dataPath);
+    app = await composeServer({ config, store, parts, tls, logger, drain });
     if (cancelled()) throw new StartCancelled();
     bootstrap = ensureBootstrapAdmin(config, store);
     let listening = false;

@@ -1,7 +1,8 @@
 /** Fan-out of app lifecycle events to SSE, audit and metrics: a bad listener never hurts the rest. */
 import type { Initiator } from '../machines/app-machine.js';
 import type { Phase } from '../persistence/store.js';
-import { errorMessage, type AppEvent, type AppEventListener, type Log } from './types.js';
+import type { Log } from '../logging.js';
+import { errorMessage, type AppEvent, type AppEventListener } from './types.js';
 
 export class AppEventBus {
   private readonly listeners = new Set<AppEventListener>();

@@ -1,5 +1,6 @@
 import { LogRing, type AppLogLine, type LogEnd, type LogFollower } from './log-ring.js';
-import { errorMessage, type Log } from './types.js';
+import type { Log } from '../logging.js';
+import { errorMessage } from './types.js';
 
 /**
  * Every app's log ring, kept by the registry for as long as the app exists, so an app's lines

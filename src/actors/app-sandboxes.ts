@@ -17,7 +17,8 @@ import type { LogRing } from './log-ring.js';
 import { planStart } from './start-plan.js';
 import type { ReleaseSlot } from './start-gate.js';
 import { AppWarmth } from './app-warmth.js';
-import { errorMessage, type Log } from './types.js';
+import type { Log } from '../logging.js';
+import { errorMessage } from './types.js';
 import type { WarmKeep } from './warm-keep.js';
 
 export interface SandboxDeps {

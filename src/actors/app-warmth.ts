@@ -1,6 +1,7 @@
 import type { Store } from '../persistence/store.js';
 import type { InjectSpec, Runtime, Sandbox } from '../runtime/runtime.js';
-import { errorMessage, type Log } from './types.js';
+import type { Log } from '../logging.js';
+import { errorMessage } from './types.js';
 import { fingerprint, type WarmKeep } from './warm-keep.js';
 
 export interface WarmthDeps {

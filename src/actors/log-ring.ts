@@ -6,6 +6,9 @@ export type AppLogLine = LogLine & { version: number };
 /** A log line as users read it everywhere (SSE, deploy failures, MCP): `<ISO time> <text>`. */
 export const logLineText = (line: LogLine): string => `${line.time} ${line.text}`;
 
+/** design.md §6: a snapshot is the last 200 lines (of the ring of 1,000 kept per app). */
+export const SNAPSHOT_LINES = 200;
+
 /** Someone following an app's log: every new line, then the end once the app is gone. */
 export interface LogFollower {
   line(line: AppLogLine): void;

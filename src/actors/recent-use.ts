@@ -5,7 +5,8 @@
  * writes (a crash forgets at most the last interval's, which only shuffles the order a little).
  */
 import type { Store } from '../persistence/store.js';
-import { errorMessage, type Log } from './types.js';
+import type { Log } from '../logging.js';
+import { errorMessage } from './types.js';
 
 /** The store meta key: a JSON object of app id to last request time (ms since the epoch). */
 export const LAST_USE_KEY = 'app_last_use';

@@ -17,6 +17,7 @@ import type { AdoptedSandbox, Sandbox } from '../runtime/runtime.js';
 import { AppEventBus, lifecycleEvent } from './app-events.js';
 import { inputFor, restore, stateOf, type AppSnapshot } from './app-snapshot.js';
 import { AppLogs } from './app-logs.js';
+import type { Log } from '../logging.js';
 import type { AppLogLine, LogFollower } from './log-ring.js';
 import { RecentUse } from './recent-use.js';
 import { StartGate } from './start-gate.js';
@@ -26,7 +27,6 @@ import {
   errorMessage,
   type AppEvent,
   type AppEventListener,
-  type Log,
   type RegistryDeps,
   type WaitOptions,
 } from './types.js';

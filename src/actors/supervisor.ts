@@ -28,7 +28,8 @@ import { FallbackSandboxes } from './fallback-sandbox.js';
 import { DeadlineTimers } from './timers.js';
 import { WindowProbe } from './window-probe.js';
 import { waitForSnapshot } from './wait-for.js';
-import { errorMessage, type AppEvent, type Log } from './types.js';
+import type { Log } from '../logging.js';
+import { errorMessage, type AppEvent } from './types.js';
 import type { WarmKeep } from './warm-keep.js';
 
 export interface SupervisorDeps {

@@ -1,12 +1,10 @@
 import type { AppPolicy } from '../machines/app-machine.js';
 import type { Phase, Store } from '../persistence/store.js';
 import type { WriteRetry } from '../persistence/write-retry.js';
+import type { Log } from '../logging.js';
 import type { Runtime } from '../runtime/runtime.js';
 import type { SourceStore } from '../sources/source-store.js';
 import type { WarmKeepOptions } from './warm-keep.js';
-
-export type LogLevel = 'info' | 'warn' | 'error';
-export type Log = (level: LogLevel, msg: string, extra?: object) => void;
 
 /** A lifecycle event of one app, for SSE (/api/events), the audit trail and metrics. */
 export interface AppEvent {

@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import net from 'node:net';
 import { errorText, warn } from './diag.js';
-import { splice } from './splice.js';
+import { splice } from '../io/splice.js';
 import { APP_SOCK, EGRESS_SOCK, PROXY_PORT, SOCKET_DIR } from './protocol.js';
 
 /** What `app.sock` does with a connection: nothing until inject decides. */

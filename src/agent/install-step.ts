@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { LineSplitter, Recent } from '../runtime/local/output-lines.js';
+import { LineSplitter, Recent } from '../io/output-lines.js';
 import { warn } from './diag.js';
 import { APP_DIR, EXIT_LINES, type InstallFailure } from './protocol.js';
 

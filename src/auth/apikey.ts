@@ -6,7 +6,7 @@ import { AppError, unauthenticated } from '../errors.js';
 import { asStorageUnavailable } from '../persistence/storage-faults.js';
 import type { Store, UserRecord } from '../persistence/store.js';
 import { sha256 } from './keys.js';
-import type { AuthMode, AuthModeFactory, Principal } from './modes.js';
+import type { AuthMode, AuthModeFactory, Principal } from './auth-mode.js';
 
 /**
  * API keys: the configured `auth.apiKeys` (literal, `env:VAR` or `file:path`, read once at start)

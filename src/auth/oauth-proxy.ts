@@ -1,7 +1,7 @@
 import { BlockList, isIP } from 'node:net';
 import { ConfigError } from '../config/load.js';
 import { unauthenticated } from '../errors.js';
-import type { AuthMode, AuthModeFactory } from './modes.js';
+import type { AuthMode, AuthModeFactory } from './auth-mode.js';
 import { checkUserId } from './user-id.js';
 
 /**

@@ -2,7 +2,7 @@ import { errors, jwtVerify, type JWTPayload } from 'jose';
 import { ConfigError } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { AppError, unauthenticated } from '../errors.js';
-import type { AuthMode, AuthModeFactory, Principal } from './modes.js';
+import type { AuthMode, AuthModeFactory, Principal } from './auth-mode.js';
 import { issuerKeys } from './oidc-keys.js';
 import { checkUserId } from './user-id.js';
 

@@ -7,7 +7,8 @@ import '../http/types.js';
 import { parseBearer } from './bearer.js';
 import type { Identity } from './identity.js';
 import { IdentityCache } from './identity-cache.js';
-import { createAuthMode, type AuthMode, type Principal, type VerifyRequest } from './modes.js';
+import type { AuthMode, Principal, VerifyRequest } from './auth-mode.js';
+import { createAuthMode } from './modes.js';
 import { isProtectedPath, pathForms } from './paths.js';
 import { loadOrProvision } from './provision.js';
 

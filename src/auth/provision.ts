@@ -1,7 +1,7 @@
 import { AppError } from '../errors.js';
 import { asStorageUnavailable } from '../persistence/storage-faults.js';
 import type { Store, UserRecord } from '../persistence/store.js';
-import type { Principal } from './modes.js';
+import type { Principal } from './auth-mode.js';
 
 export interface ProvisionOptions {
   /** How long to keep retrying a failing store before answering 503. */

@@ -1,4 +1,4 @@
-import { logLineText, type AppLogLine } from '../actors/log-ring.js';
+import { logLineText, SNAPSHOT_LINES, type AppLogLine } from '../actors/log-ring.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppRegistry } from '../actors/registry.js';
 import { requireIdentity } from '../auth/guards.js';
@@ -7,9 +7,6 @@ import { appIdParams } from './apps-schemas.js';
 import { SHUTTING_DOWN, type Drain } from './drain.js';
 import { HEARTBEAT_MS, MAX_BUFFERED_BYTES, SseStream } from './sse.js';
 import { StreamQuota, type StreamCap } from './stream-quota.js';
-
-/** design.md §6: a snapshot is the last 200 lines (of the ring of 1,000 kept per app). */
-export const SNAPSHOT_LINES = 200;
 
 const logsQuery = {
   type: 'object',

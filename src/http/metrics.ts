@@ -1,42 +1,5 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-
-/** Prometheus metrics shared by every part of Slipway (one registry per server). */
-export class Metrics {
-  readonly registry = new Registry();
-  readonly httpRequests = new Counter({
-    name: 'slipway_http_requests_total',
-    help: 'HTTP requests by method, route and status',
-    labelNames: ['method', 'route', 'status'] as const,
-    registers: [this.registry],
-  });
-  readonly httpDuration = new Histogram({
-    name: 'slipway_http_request_duration_seconds',
-    help: 'HTTP request latency by method, route and status',
-    labelNames: ['method', 'route', 'status'] as const,
-    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    registers: [this.registry],
-  });
-  /** `outcome` is `ok` or the error body's code: a fixed set, so the series count stays bounded. */
-  readonly mcpToolCalls = new Counter({
-    name: 'slipway_mcp_tool_calls_total',
-    help: 'MCP tool calls by tool and outcome (ok or the error code)',
-    labelNames: ['tool', 'outcome'] as const,
-    registers: [this.registry],
-  });
-  readonly mcpToolDuration = new Histogram({
-    name: 'slipway_mcp_tool_call_duration_seconds',
-    help: 'MCP tool call latency by tool and outcome',
-    labelNames: ['tool', 'outcome'] as const,
-    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-    registers: [this.registry],
-  });
-
-  constructor() {
-    collectDefaultMetrics({ register: this.registry, prefix: 'slipway_' });
-  }
-}
 
 /** Counts and times every request (hence not encapsulated); serves `/metrics`. */
 export const metricsPlugin = fp(async function metrics(app: FastifyInstance): Promise<void> {

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { forbidden } from '../errors.js';
-import { isOwnOrigin } from './own-origin.js';
+import { isOwnOrigin } from '../auth/own-origin.js';
 
 export interface OriginGuardOptions {
   authEnabled: boolean;

@@ -6,6 +6,7 @@
  * and never reach the log; neither do headers.
  */
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import { pathOf } from '../logging.js';
 
 /** Often enough to see a trend, rarely enough that the line costs nothing. */
 export const REQUEST_SUMMARY_INTERVAL_MS = 60_000;
@@ -62,12 +63,6 @@ export class RequestStats {
 function percentile(sorted: number[], p: number): number {
   const at = Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1);
   return Math.round((sorted[Math.max(0, at)] ?? 0) * 10) / 10;
-}
-
-/** The path of a request URL, without its query string (which may carry a token). */
-export function pathOf(url: string): string {
-  const at = url.indexOf('?');
-  return at === -1 ? url : url.slice(0, at);
 }
 
 export interface RequestLogOptions {

@@ -6,6 +6,7 @@ import {
 } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { Logger } from 'pino';
+import type { AppRouter } from '../app-hosts/app-router.js';
 import type { DeployServices } from '../services/compose.js';
 import type { Config } from '../config/schema.js';
 import type { Store } from '../persistence/store.js';
@@ -19,7 +20,8 @@ import { frameworkError, installErrorHandlers } from './errors.js';
 import { readJsonOnly } from './json-only.js';
 import { MAX_PARAM_LENGTH, methodGuardPlugin } from './method-guard.js';
 import { strictQueryPlugin } from './strict-query.js';
-import { Metrics, metricsPlugin } from './metrics.js';
+import { Metrics } from '../metrics.js';
+import { metricsPlugin } from './metrics.js';
 import { probesPlugin } from './probes.js';
 import { usersRoutes } from './users-routes.js';
 import { appsRoutes } from './apps-routes.js';
@@ -51,6 +53,8 @@ export interface ServerOptions {
   store: Store;
   /** The deploy side, built by the composition root (start.ts). */
   deploy: DeployServices;
+  /** The path to apps: the listener hands it every request for an app's host, before fastify. */
+  router: AppRouter;
   tls?: TlsMaterial;
   /** The control plane's logger (logging.ts), shared with the services. */
   logger: Logger;
@@ -62,7 +66,7 @@ export interface ServerOptions {
 
 /** Builds the control-plane server with every plugin registered; the caller listens. */
 export async function buildServer(options: ServerOptions): Promise<FastifyInstance> {
-  const { config, store, deploy } = options;
+  const { config, store, deploy, router } = options;
   const drain = options.drain ?? new Drain();
   const app = Fastify({
     loggerInstance: options.logger,
@@ -83,7 +87,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     // By the time fastify closes, the drain has answered or cut every request (drain.ts): what
     // is left is closed rather than waited for.
     forceCloseConnections: true,
-    serverFactory: (handler) => listenerFor(options.tls, handler, deploy, config, drain),
+    serverFactory: (handler) => listenerFor(options.tls, handler, router, config, drain),
   }) as unknown as FastifyInstance;
   installRouteTable(app);
   installRequestLog(app, { intervalMs: options.requestLogIntervalMs });
@@ -121,11 +125,6 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   // Auth before any route plugin: its onRequest hook guards every protected path.
   await app.register(authPlugin);
   app.auth.serviceToken('/internal/sources/', deploy.agentToken, AGENT_IDENTITY);
-  // A private app's host reads its owner's bearer token as the API does.
-  deploy.access.identifyWith(
-    (message) => app.auth.identifyMessage(message),
-    (message) => app.auth.carriesSlipwayBearer(message),
-  );
   await app.register(metricsPlugin);
   await app.register(probesPlugin);
   await app.register(docsPlugin);
@@ -150,7 +149,10 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   // Before a drain cuts them, deploys still waiting for their app are answered (202: committed,
   // poll the app): never a change made whose client only saw a reset.
   drain.beforeCut(() => deploy.registry.stopWaiting());
-  app.addHook('onClose', async () => deploy.stop());
+  app.addHook('onClose', async () => {
+    router.closeTunnels();
+    await deploy.stop();
+  });
 
   return app;
 }
@@ -168,14 +170,13 @@ const AGENT_IDENTITY: Identity = {
 function listenerFor(
   tls: TlsMaterial | undefined,
   handler: (req: IncomingMessage, res: ServerResponse) => void,
-  services: DeployServices,
+  router: AppRouter,
   config: Config,
   drain: Drain,
 ) {
   let delivered: HeadDelivered = () => undefined;
   const dispatch = (req: IncomingMessage, res: ServerResponse): void => {
     delivered(req.socket);
-    const { router } = services;
     const name = router.appFor(req);
     // Before the app router too: while draining, an app host is refused like any other request,
     // unless a front door takes the visitor's next request to the next control plane.
@@ -197,7 +198,6 @@ function listenerFor(
   server.on('upgrade', (req: IncomingMessage, socket, head: Buffer) => {
     delivered(req.socket);
     if (drain.refuseUpgrade(socket)) return;
-    const { router } = services;
     const name = router.appFor(req);
     if (name !== undefined) {
       router.upgrade(name, req, socket, head).catch(() => socket.destroy());

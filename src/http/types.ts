@@ -2,7 +2,7 @@ import type { Identity } from '../auth/identity.js';
 import type { Config } from '../config/schema.js';
 import type { Store } from '../persistence/store.js';
 import type { DeployServices } from '../services/compose.js';
-import type { Metrics } from './metrics.js';
+import type { Metrics } from '../metrics.js';
 import type { Readiness } from './readiness.js';
 
 // Shared services are fastify decorators, typed once here.

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { isOwnOrigin } from '../http/own-origin.js';
+import { isOwnOrigin } from '../auth/own-origin.js';
 
 /**
  * Which web origin a request to /mcp comes from. Browsers send `Origin` on every cross-origin

@@ -75,7 +75,7 @@ export const outcomeShape = {
   error: errorObject.optional(),
 };
 
-/** An app's access (src/http/app-access.ts). */
+/** An app's access (src/app-hosts/app-access.ts). */
 export const accessField = z.enum(['public', 'private']);
 
 /** The spec's App resource, as GET /v1/apps/{id} returns it (src/services/app-view.ts). */

@@ -11,7 +11,7 @@ import { z } from 'zod';
 import type { AppRegistry } from '../actors/registry.js';
 import type { Identity } from '../auth/identity.js';
 import { AppError } from '../errors.js';
-import type { Metrics } from '../http/metrics.js';
+import type { Metrics } from '../metrics.js';
 import { asStorageUnavailable } from '../persistence/storage-faults.js';
 import type { AppService } from '../services/app-service.js';
 import type { PlatformInfo } from '../services/platform-info.js';

@@ -190,7 +190,7 @@ export class AppService {
 
   /**
    * Owner or admin: makes the app public or private, from the next request on (a private app's
-   * URL needs a grant, see src/http/app-access.ts). Audited as `update`; `noop` when unchanged.
+   * URL needs a grant, see src/app-hosts/app-access.ts). Audited as `update`; `noop` when unchanged.
    */
   async setAccess(identity: Identity, id: string, access: Access): Promise<AppRecord> {
     const before = this.actions.authorize(identity, 'update', id);

@@ -1,9 +1,8 @@
 import { join } from 'node:path';
 import { AppRegistry } from '../actors/registry.js';
 import { durationMs, type Config } from '../config/schema.js';
-import { AppAccess } from '../http/app-access.js';
-import { AppRouter } from '../http/app-router.js';
-import { PublicUrls } from '../http/public-urls.js';
+import type { Log } from '../logging.js';
+import { PublicUrls } from './public-urls.js';
 import { guardStore } from '../persistence/guarded-store.js';
 import { StorageHealth } from '../persistence/storage-health.js';
 import type { Store } from '../persistence/store.js';
@@ -19,7 +18,7 @@ import { OrphanBlobSweeper } from './orphan-blobs.js';
 import { platformInfo, type PlatformInfo } from './platform-info.js';
 import { ShareService } from './share-links.js';
 
-/** The deploy side of Slipway, wired once per server: source store, runtime, actors, router. */
+/** The deploy side of Slipway, wired once per server: source store, runtime, actors, services. */
 export interface DeployServices {
   /** The store as services write it: storage faults become 503s and mark `storage` down. */
   store: Store;
@@ -32,9 +31,8 @@ export interface DeployServices {
   apps: AppService;
   /** Share links, for the HTTP routes and the MCP tools alike. */
   shares: ShareService;
-  router: AppRouter;
-  /** Private apps' gate; server.ts tells it how to read a request's credential. */
-  access: AppAccess;
+  /** The grants share links hand out, which open private apps' hosts (the access gate). */
+  grants: AppGrants;
   /** The one shared token of the in-sandbox agents (spec §4 /internal/sources); never logged. */
   agentToken: string;
   /** What this installation can run (`GET /v1/templates`, MCP `get_platform_info`). */
@@ -44,8 +42,6 @@ export interface DeployServices {
   stop(): Promise<void>;
   runtimeReadiness(): { ok: boolean; [detail: string]: unknown };
 }
-
-export type Log = (level: 'info' | 'warn' | 'error', msg: string, extra?: object) => void;
 
 /** What the composition root opened for the deploy side: where sources live, what runs apps. */
 export interface DeployParts {
@@ -116,8 +112,6 @@ export function createDeployServices(
     // server.baseURL when set; else the running base URL, known once the listener is up.
     baseURL: () => config.server.baseURL ?? urls.baseURL,
   });
-  const access = new AppAccess(store, grants);
-  const router = new AppRouter(registry, urls, access, log);
   const quarantine = new BlobQuarantine(
     join(config.server.dataDir, 'quarantine'),
     durationMs(config.sources.quarantineRetention),
@@ -133,8 +127,7 @@ export function createDeployServices(
     registry,
     apps,
     shares,
-    router,
-    access,
+    grants,
     agentToken,
     platform: () => platformInfo(runtime, config, urls),
     async start(baseURL) {
@@ -149,7 +142,6 @@ export function createDeployServices(
     async stop() {
       started = false;
       await orphans.stop();
-      router.closeTunnels();
       await direct?.stop();
       await registry.stop();
       await runtime.stop();

@@ -1,9 +1,9 @@
 import type { AppRegistry } from '../actors/registry.js';
 import { AppError } from '../errors.js';
-import type { PublicUrls } from '../http/public-urls.js';
+import type { PublicUrls } from './public-urls.js';
 import type { Store } from '../persistence/store.js';
 import type { Sandbox } from '../runtime/runtime.js';
-import type { Log } from './compose.js';
+import type { Log } from '../logging.js';
 
 /** Where a direct route sends an app's visitors: a pod's address, or a socket on this host. */
 export type RouteTarget = { host: string; port: number } | { socket: string };

@@ -2,7 +2,7 @@ import { errorMessage } from '../actors/types.js';
 import type { Store } from '../persistence/store.js';
 import type { SourceStore } from '../sources/source-store.js';
 import type { BlobQuarantine } from './blob-quarantine.js';
-import type { Log } from './compose.js';
+import type { Log } from '../logging.js';
 
 /**
  * A deploy writes its blob before its rows, so a blob no version points to is either an upload in

@@ -23,6 +23,14 @@ describe('.ci/run', () => {
     const declared = /^suites=\((.*)\)$/m.exec(ciRun)?.[1]?.split(' ') ?? [];
     const run = [...ciRun.matchAll(/^step (\S+) /gm)].map((m) => m[1]);
     expect(declared.map((suite) => suite.split(':')[0])).toEqual(run);
-    expect(run).toEqual(['typecheck', 'lint', 'api-lint', 'vitest', 'schemathesis', 'k8s']);
+    expect(run).toEqual([
+      'typecheck',
+      'lint',
+      'api-lint',
+      'circles',
+      'vitest',
+      'schemathesis',
+      'k8s',
+    ]);
   });
 });

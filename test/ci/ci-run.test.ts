@@ -90,33 +90,35 @@ describe('.ci/run', () => {
       'npm run typecheck',
       'npm run lint',
       'npm run lint:api',
+      'npm run lint:circles',
       'npx vitest run',
       'npm run test:api',
       'build.sh',
       'npx vitest run',
     ]);
-    expect(lines.slice(-7)).toEqual([
+    expect(lines.slice(-8)).toEqual([
       'typecheck: 1 passed, 0 failed',
       'lint: 0 passed, 1 failed (exit status 1)',
       'api-lint: 0 passed, 1 failed (exit status 2)',
+      'circles: 1 passed, 0 failed',
       'vitest: 5 passed, 0 failed, 1 skipped',
       'schemathesis: 2 passed, 0 failed',
       'k8s: 2 passed, 0 failed, 1 skipped',
-      '10 passed, 2 failed, 2 skipped',
+      '11 passed, 2 failed, 2 skipped',
     ]);
     expect(status).not.toBe(0);
   });
 
   it('exits 0 when everything passed', async () => {
     const { status, lines } = await ciRun({});
-    expect(lines.at(-1)).toBe('12 passed, 0 failed, 2 skipped');
+    expect(lines.at(-1)).toBe('13 passed, 0 failed, 2 skipped');
     expect(status).toBe(0);
   });
 
   it('counts every suite as failed when the install fails, and runs none', async () => {
     const { status, lines } = await ciRun({ NPM_CI_STATUS: '1' });
     expect(calls().at(-1)).toBe('npm ci');
-    expect(lines.at(-1)).toBe('0 passed, 6 failed');
+    expect(lines.at(-1)).toBe('0 passed, 7 failed');
     expect(status).not.toBe(0);
   });
 });

@@ -5,12 +5,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isProtectedPath } from '../../src/auth/paths.js';
 import { parseConfig } from '../../src/config/load.js';
-import { buildServer } from '../../src/http/server.js';
 import { createMemoryStore } from '../../src/persistence/memory-store.js';
 import type { Store } from '../../src/persistence/store.js';
 import { createLogger, serviceLog } from '../../src/logging.js';
-import { createDeployServices } from '../../src/services/compose.js';
-import { openDeployParts } from '../../src/start.js';
+import { composeServer, openDeployParts } from '../../src/start.js';
 import {
   collectRefs,
   deref,
@@ -225,9 +223,8 @@ describe('the server serves exactly the operations the spec does not mark pendin
     });
     store = createMemoryStore();
     const logger = createLogger(false);
-    const log = serviceLog(logger);
-    const deploy = createDeployServices(config, store, await openDeployParts(config, log), log);
-    app = await buildServer({ config, store, deploy, logger });
+    const parts = await openDeployParts(config, serviceLog(logger));
+    app = await composeServer({ config, store, parts, logger });
     await app.ready();
     served = new Set(app.routeTable.list().map((r) => routeKey(r.method, r.url)));
   });

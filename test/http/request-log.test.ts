@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { installRequestLog, pathOf, RequestStats } from '../../src/http/request-log.js';
+import { installRequestLog, RequestStats } from '../../src/http/request-log.js';
+import { pathOf } from '../../src/logging.js';
 import { freePort, startServerProcess } from '../support/server-process.js';
 
 const KEY = `reqlog-admin-${randomBytes(16).toString('hex')}`;

@@ -14,7 +14,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openSqliteStore } from '../../src/persistence/sqlite-store.js';
 import type { Store } from '../../src/persistence/store.js';
 import { BlobQuarantine } from '../../src/services/blob-quarantine.js';
-import type { Log } from '../../src/services/compose.js';
+import type { Log } from '../../src/logging.js';
 import {
   ORPHAN_GRACE_MS,
   OrphanBlobSweeper,

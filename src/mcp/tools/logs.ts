@@ -1,7 +1,6 @@
-import { logLineText } from '../../actors/log-ring.js';
+import { logLineText, SNAPSHOT_LINES } from '../../actors/log-ring.js';
 import { z } from 'zod';
 import type { AppRegistry } from '../../actors/registry.js';
-import { SNAPSHOT_LINES } from '../../http/logs-routes.js';
 import { appIdArg } from '../schemas.js';
 import { defineTool } from '../tool.js';
 

@@ -1,4 +1,4 @@
-import { splice } from '../../agent/splice.js';
+import { splice } from '../../io/splice.js';
 /**
  * The egress gate (design.md §4), shared by both runtimes: a bwrap sandbox's `egress.sock` (the
  * agent relays the app's proxy connections there) or, on Kubernetes, the control plane's egress

@@ -5,11 +5,8 @@ import {
   type KubeConfig,
 } from '@kubernetes/client-node';
 import { statusOf } from '../../kube/request-options.js';
+import type { Obj } from './kube-object.js';
 import { EXT } from './sandbox-template.js';
-
-export type Obj = Record<string, unknown> & {
-  metadata: { name: string; resourceVersion?: string; labels?: Record<string, string> };
-};
 
 /** The few writes the runtime makes, each idempotent. */
 export class KubeApply {

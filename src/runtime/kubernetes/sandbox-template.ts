@@ -1,5 +1,5 @@
 import { POD_ENV, POD_PORTS } from '../../agent/pod-settings.js';
-import type { Obj } from './kube-apply.js';
+import type { Obj } from './kube-object.js';
 
 /** agent-sandbox's API groups (kubernetes-sigs/agent-sandbox v0.5). */
 export const EXT = { group: 'extensions.agents.x-k8s.io', version: 'v1beta1' } as const;

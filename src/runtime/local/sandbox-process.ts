@@ -3,7 +3,7 @@ import type { Readable, Writable } from 'node:stream';
 import { ARGS_FD, DIAG_FD, type BootMessage, type Diag } from '../../agent/protocol.js';
 import { SECCOMP_FD } from './bwrap-args.js';
 import { closeFds, openReaders, openWriters, type HeldStream } from './held-io.js';
-import { LineSplitter } from './output-lines.js';
+import { LineSplitter } from '../../io/output-lines.js';
 
 export interface LaunchPlan {
   /** argv up to and including bwrap: possibly `sh` (joins the cgroup) and `setpriv` before it. */

@@ -13,7 +13,7 @@ import type { Cgroup } from './cgroups.js';
 import { DiagLimiter } from './diag-limiter.js';
 import type { EgressDoor } from './egress-door.js';
 import { appExit } from './exit-report.js';
-import { Recent } from './output-lines.js';
+import { Recent } from '../../io/output-lines.js';
 import { PinnedSocket } from './pinned-socket.js';
 import { linkAppSocket } from './route-link.js';
 import { startTime } from './process-tree.js';

@@ -2,7 +2,9 @@ import type { IncomingMessage } from 'node:http';
 import { isAdmin, type Identity } from '../auth/identity.js';
 import type { AppRecord, Store } from '../persistence/store.js';
 import { GRANT_PATH, type AppGrants } from '../services/app-grants.js';
-import type { Refusal } from './app-signin.js';
+
+/** Why a private app's host refused a request: no grant, or a share code that does not open it. */
+export type Refusal = 'private' | 'code';
 
 /** What the app router does with a request for an app's host (see `AppAccess.admit`). */
 export type Admission =
@@ -31,7 +33,7 @@ export class AppAccess {
     private readonly grants: AppGrants,
   ) {}
 
-  /** How a raw request's credential is read; set once the auth plugin is up (server.ts). */
+  /** How a raw request's credential is read; set once the auth plugin is up (start.ts). */
   identifyWith(identify: IdentifyMessage, recognise: RecogniseBearer): void {
     this.identify = identify;
     this.recognise = recognise;

@@ -1,15 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AppError } from '../errors.js';
 import type { Store } from '../persistence/store.js';
-import type { Admission } from './app-access.js';
-import { escapeHtml } from './share-page.js';
+import type { Admission, Refusal } from './app-access.js';
+import { escapeHtml } from '../http/share-page.js';
 
-/**
- * The answer of a private app's host to a request without a grant (app-access.ts): a small HTML
- * page for browsers, the spec's error body for everyone else (chosen by `Accept`), both 401. It
- * says the app is private and how to get in; it never names a token, a code or a cookie value.
- */
-export type Refusal = 'private' | 'code';
+// The answer of a private app's host to a request without a grant (app-access.ts): a small HTML
+// page for browsers, the spec's error body for everyone else (chosen by `Accept`), both 401. It
+// says the app is private and how to get in; it never names a token, a code or a cookie value.
 
 /** Answers a request the access check did not pass: a refusal, or the redirect after a grant. */
 export function answerAdmission(

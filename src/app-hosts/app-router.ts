@@ -9,7 +9,7 @@ import type { AppRegistry } from '../actors/registry.js';
 import type { Sandbox } from '../runtime/runtime.js';
 import type { AppAccess } from './app-access.js';
 import { answerAdmission, refuseUpgrade } from './app-signin.js';
-import type { PublicUrls } from './public-urls.js';
+import type { PublicUrls } from '../services/public-urls.js';
 
 /**
  * Routes `Host: <name>.<apps domain>` requests to the app's sandbox, before fastify sees them:

@@ -55,6 +55,8 @@ export interface ServerOptions {
   deploy: DeployServices;
   /** The path to apps: the listener hands it every request for an app's host, before fastify. */
   router: AppRouter;
+  /** Shared with the path to apps, which counts its requests there; one is made when not given. */
+  metrics?: Metrics;
   tls?: TlsMaterial;
   /** The control plane's logger (logging.ts), shared with the services. */
   logger: Logger;
@@ -95,7 +97,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   app.decorate('config', config);
   // Routes write through the guarded store: a full or read-only disk is a 503, not a 500.
   app.decorate('store', deploy.store);
-  app.decorate('metrics', new Metrics());
+  app.decorate('metrics', options.metrics ?? new Metrics());
   app.decorate('readiness', new Readiness());
   // Ready means able to write, not just to read: a full disk is not ready.
   app.readiness.register('store', () => {

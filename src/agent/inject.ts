@@ -2,7 +2,8 @@ import { existsSync, statSync } from 'node:fs';
 import type net from 'node:net';
 import { join } from 'node:path';
 import { appEnv } from './app-env.js';
-import { tcpBridge, type AppHandler } from './bridges.js';
+import { appHandler } from './app-servers.js';
+import type { AppHandler } from './bridges.js';
 import { errorText } from './diag.js';
 import { resolveEntrypoint, staticRoot } from './entrypoint.js';
 import type { NodeApp } from './node-app.js';
@@ -129,7 +130,7 @@ export async function runInject(
       );
     }
     ctx.address = { host: outcome.host, port: outcome.port };
-    ctx.setAppHandler(tcpBridge(outcome.host, outcome.port));
+    ctx.setAppHandler(appHandler(outcome.host, outcome.port));
     ctx.phase = 'running';
     return { status: 200, body: { ok: true, ms: ms() } };
   }

@@ -1,5 +1,6 @@
 import { readSync } from 'node:fs';
 import { createAgentCore } from './agent-core.js';
+import { appHandler } from './app-servers.js';
 import { listen, listenAppSocket, listenEgressForwarder } from './bridges.js';
 import { createControlServer } from './control.js';
 import { diag, errorText } from './diag.js';
@@ -24,6 +25,7 @@ async function main(): Promise<void> {
     token: boot.token,
     ...(boot.python ? { python: boot.python } : {}),
     setAppHandler: app.setHandler,
+    connectApp: appHandler,
     servers: () => servers,
     exit: (code) => process.exit(code),
   });

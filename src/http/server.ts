@@ -6,6 +6,7 @@ import {
 } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { Logger } from 'pino';
+import { AdminAudit } from '../services/admin-audit.js';
 import type { DeployServices } from '../services/compose.js';
 import type { Config } from '../config/schema.js';
 import type { Store } from '../persistence/store.js';
@@ -131,8 +132,9 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   await app.register(docsPlugin);
   await app.register(authRoutes);
   await app.register(dashboardRoutes);
-  await app.register(usersRoutes);
-  await app.register(departmentsRoutes);
+  const adminAudit = new AdminAudit(deploy.apps.audit);
+  await app.register(usersRoutes(adminAudit));
+  await app.register(departmentsRoutes(adminAudit));
   await app.register(appsRoutes(deploy.apps, deploy.registry, config.limits.maxSourceBytes));
   await app.register(sourcesRoutes(deploy.sourceStore));
   await app.register(versionsRoutes(deploy.apps, deploy.registry));
@@ -142,7 +144,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   const streams = { maxStreamsPerUser: perUser, cap, drain };
   await app.register(logsRoutes(deploy.apps, deploy.registry, streams));
   await app.register(eventsRoutes(deploy.registry, streams));
-  await app.register(auditRoutes(deploy.apps.audit));
+  await app.register(auditRoutes(deploy.apps));
   await app.register(shareRoutes(deploy.shares));
   await app.register(
     mcpRoutes({ ...deploy, metrics: app.metrics, maxSourceBytes: config.limits.maxSourceBytes }),

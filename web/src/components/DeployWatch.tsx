@@ -31,6 +31,8 @@ export function DeployWatch({ appId, after, failure, waiting = false }: Props) {
   const [problem, setProblem] = useState<string>();
   const box = useRef<HTMLPreElement>(null);
 
+  const [asked, setAsked] = useState(0);
+
   useEffect(() => {
     const refresh = () =>
       api<AppView>(`/v1/apps/${appId}`)
@@ -44,7 +46,15 @@ export function DeployWatch({ appId, after, failure, waiting = false }: Props) {
     return onAppEvent((event) => {
       if (event.app_id === appId && event.kind !== 'delete') void refresh();
     });
-  }, [appId, after, waiting]);
+  }, [appId, after, waiting, asked]);
+
+  // While a step is under way the server says when to ask again: a step can change without an event.
+  const pollAfter = app?.activity ? app.poll_after_seconds : undefined;
+  useEffect(() => {
+    if (pollAfter === undefined) return;
+    const timer = setTimeout(() => setAsked((n) => n + 1), pollAfter * 1000);
+    return () => clearTimeout(timer);
+  }, [app, pollAfter]);
 
   const last = app?.last_deploy;
   const mine = last && last.version > after ? last : undefined;
@@ -128,7 +138,9 @@ export function DeployWatch({ appId, after, failure, waiting = false }: Props) {
       ) : (
         <>
           <h2>Deploy log</h2>
-          {activity?.last_line && lines.length === 0 && <p class="muted">{activity.last_line}</p>}
+          {activity?.last_line && lines.length === 0 && (
+            <p class="muted activity">{activity.last_line}</p>
+          )}
           <pre class="log" ref={box} tabIndex={0} aria-label="Deploy log" data-testid="deploy-log">
             {lines.length === 0 ? 'No lines yet.' : lines.map(textOf).join('\n')}
           </pre>

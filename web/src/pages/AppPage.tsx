@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, api, errorText } from '../lib/api';
 import { onAppEvent } from '../lib/events';
-import { exact } from '../lib/format';
+import { ago, exact } from '../lib/format';
 import { go } from '../lib/route';
 import type { Access, AppView, VersionView } from '../lib/types';
 import { AppAccess } from '../components/AppAccess';
@@ -113,6 +113,17 @@ export function AppPage({ id }: { id: string }) {
       <p class="muted" data-testid="reason">
         <code>{app.reason}</code> {app.message}
       </p>
+      {app.activity && (
+        <p class="activity" data-testid="activity">
+          Deploying: {app.activity.step}, started {ago(app.activity.since)}
+          {app.activity.last_line && (
+            <>
+              {' '}
+              — <code>{app.activity.last_line}</code>
+            </>
+          )}
+        </p>
+      )}
       <Problem text={problem} />
       <dl class="facts">
         <dt>URL</dt>

@@ -14,7 +14,7 @@ import { fetchApp } from '../support/deploy.js';
 import { call } from '../support/server.js';
 import { createLink } from '../support/share.js';
 import { expectAccessible, expectNoOverflow, screenshot, type Tab } from './browser.js';
-import { ALICE, LIVE, startDashboard, type Dashboard } from './session.js';
+import { ALICE, LIVE, OPS, startDashboard, type Dashboard } from './session.js';
 
 const PHONES = [390, 320];
 // A build that prints a line a second: the view must show the first ones long before Ready.
@@ -200,6 +200,30 @@ describe('the dashboard shows a deploy happen', { timeout: 240_000 }, () => {
     await screenshot(page, 'app-phone-320');
     await page.setViewportSize({ width: 1280, height: 800 });
     expect(alice.problems).toEqual([]);
+  });
+
+  it("fits the admin's pages on a phone too, the audit trail saying what each row did", async () => {
+    const { page } = await dashboard.signIn(OPS);
+    for (const [path, heading] of [
+      ['#/admin/audit', 'Audit trail'],
+      ['#/admin/users', 'Users'],
+      ['#/admin/departments', 'Departments'],
+      ['#/', 'Apps'],
+    ] as const) {
+      await page.goto(`${base}/${path}`);
+      await page.getByRole('heading', { level: 1, name: heading }).waitFor();
+      if (path === '#/admin/audit') {
+        const rows = page.locator('table.audit tbody tr');
+        await expect
+          .poll(() => rows.allTextContents())
+          .toContainEqual(expect.stringMatching(/redeploy.*from v1 to v1; made v2/));
+      }
+      for (const width of PHONES) {
+        await page.setViewportSize({ width, height: 800 });
+        await expectNoOverflow(page, `${path} at ${width} px`);
+      }
+      await page.setViewportSize({ width: 1280, height: 800 });
+    }
   });
 
   it('names the app on the share-link password page, styled as the dashboard', async () => {

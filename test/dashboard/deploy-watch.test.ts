@@ -172,7 +172,6 @@ describe('the dashboard shows a deploy happen', { timeout: 240_000 }, () => {
     await page.locator('tr[data-version="1"]').waitFor(LIVE);
     await page.getByRole('button', { name: 'Redeploy' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Redeploy' }).click();
-    await page.getByRole('heading', { name: 'Redeploy' }).waitFor();
     // The same source again: its built tree comes back, so no build runs this time.
     await expect
       .poll(() => page.getByTestId('deploy-log').textContent(), LIVE)
@@ -187,13 +186,26 @@ describe('the dashboard shows a deploy happen', { timeout: 240_000 }, () => {
     expect(await activity.first().textContent()).toContain('from v1 to v1');
     expect(await activity.last().textContent()).toContain('made v1');
 
+    // Again, with a new variable: a release of the serving source with it.
+    await page.getByRole('button', { name: 'Redeploy' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByRole('button', { name: 'Add a variable' }).click();
+    await dialog.getByLabel('Name', { exact: true }).fill('REDEPLOYED');
+    await dialog.getByLabel('Value', { exact: true }).fill('secret-redeploy-value');
+    await dialog.getByRole('button', { name: 'Redeploy', exact: true }).click();
+    await expect.poll(() => serving.getAttribute('data-version'), LIVE).toBe('3');
+    await page.locator('section .watch .badge', { hasText: 'Ready' }).waitFor(LIVE);
+    expect(await page.locator('dl.facts').textContent()).toContain('REDEPLOYED');
+    await expect.poll(() => activity.first().textContent(), LIVE).toContain('settings release');
+    expect(await page.locator('main').textContent()).not.toContain('secret-redeploy-value');
+
     await expectAccessible(page, 'app (redeployed)');
     await screenshot(page, 'app-redeployed');
     for (const width of PHONES) {
       await page.setViewportSize({ width, height: 844 });
       await expectNoOverflow(page, `app page at ${width} px`);
       await expectAccessible(page, `app page at ${width} px`);
-      const rollback = page.getByRole('button', { name: 'Roll back to version 1' });
+      const rollback = page.getByRole('button', { name: 'Roll back to version 2' });
       const box = await rollback.boundingBox();
       expect(box && box.x + box.width).toBeLessThanOrEqual(width);
     }

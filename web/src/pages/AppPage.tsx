@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, api, errorText } from '../lib/api';
+import { api, errorText } from '../lib/api';
 import { onAppEvent } from '../lib/events';
 import { ago, exact } from '../lib/format';
 import { go } from '../lib/route';
@@ -11,8 +11,8 @@ import { AppLogs } from '../components/AppLogs';
 import { AppShares } from '../components/AppShares';
 import { AppVersions } from '../components/AppVersions';
 import { ConfirmButton } from '../components/Confirm';
+import { AppRedeploy } from '../components/AppRedeploy';
 import { CopyButton } from '../components/CopyButton';
-import { DeployWatch } from '../components/DeployWatch';
 import { PhaseBadge } from '../components/PhaseBadge';
 import { Problem } from '../components/Problem';
 
@@ -25,7 +25,6 @@ export function AppPage({ id }: { id: string }) {
   const [versions, setVersions] = useState<VersionView[]>([]);
   const [problem, setProblem] = useState<string>();
   const [gone, setGone] = useState(false);
-  const [redeploy, setRedeploy] = useState<{ after: number; failure?: ApiError }>();
 
   const refresh = async () => {
     try {
@@ -64,24 +63,6 @@ export function AppPage({ id }: { id: string }) {
     }
   };
 
-  /** The same source again: a rollback to the version that serves (or the newest one). */
-  const redeployFrom = async (version: number) => {
-    setProblem(undefined);
-    const after = versions[0]?.version ?? 0;
-    setRedeploy({ after });
-    try {
-      await api(`/v1/apps/${id}/rollback`, { method: 'POST', json: { version } });
-    } catch (err) {
-      if (err instanceof ApiError && err.code === 'deploy_failed')
-        setRedeploy({ after, failure: err });
-      else {
-        setRedeploy(undefined);
-        setProblem(errorText(err));
-      }
-    }
-    void refresh();
-  };
-
   const setAccess = async (access: Access) => {
     setProblem(undefined);
     try {
@@ -103,7 +84,6 @@ export function AppPage({ id }: { id: string }) {
   if (!app) return <p aria-busy="true">{problem ?? 'Loading…'}</p>;
 
   const live = versions.find((v) => v.live) ?? versions[0];
-  const source = app.live_version ?? versions[0]?.version;
   return (
     <>
       <div class="title-row">
@@ -154,19 +134,6 @@ export function AppPage({ id }: { id: string }) {
         <dd>{live?.egress.allowed_hosts.length ? live.egress.allowed_hosts.join(', ') : 'none'}</dd>
       </dl>
       <div class="row actions">
-        {source !== undefined && (
-          <ConfirmButton
-            label="Redeploy"
-            question={`Redeploy ${app.name} from the source of version ${source}, as a new version?`}
-            confirm="Redeploy"
-            onConfirm={() => redeployFrom(source)}
-          >
-            <p class="muted">
-              It keeps that version's variables; to change them, use Env below: saving them makes a
-              new version too.
-            </p>
-          </ConfirmButton>
-        )}
         {app.phase === 'Suspended' ? (
           <button type="button" onClick={() => act('resume')}>
             Resume
@@ -187,15 +154,7 @@ export function AppPage({ id }: { id: string }) {
           onConfirm={() => act('delete')}
         />
       </div>
-      {redeploy && (
-        <section aria-labelledby="redeploy-title">
-          <h2 id="redeploy-title">Redeploy</h2>
-          <DeployWatch appId={id} after={redeploy.after} failure={redeploy.failure} />
-          <button type="button" onClick={() => setRedeploy(undefined)}>
-            Close
-          </button>
-        </section>
-      )}
+      <AppRedeploy app={app} versions={versions} onDone={refresh} />
       <AppEnv
         app={app}
         onSaved={(view) => {

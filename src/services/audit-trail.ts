@@ -135,8 +135,15 @@ export const callerTenant = (identity: Identity): string => identity.department 
 /** What a refusal or failure adds to its event: the error code and what the caller was told. */
 export function reasonOf(err: unknown): AuditDetails {
   if (!(err instanceof AppError)) return { reason: 'internal_error' };
-  return { reason: err.code, message: err.message.slice(0, MAX_MESSAGE) };
+  return { reason: err.code, message: summaryOf(err.message) };
 }
+
+/**
+ * A message without the lines it quotes (a failure's `; last lines:`): what an app printed stays
+ * in its log, its owner's to read, out of the trail.
+ */
+export const summaryOf = (message: string): string =>
+  (message.split('\n')[0] ?? '').replace(/; last lines:$/, '').slice(0, MAX_MESSAGE);
 
 /** The audit outcome of an action that threw. */
 export function outcomeOf(err: unknown): AuditOutcome {

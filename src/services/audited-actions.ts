@@ -3,9 +3,9 @@ import { AppError } from '../errors.js';
 import type { AppRecord, AuditAction, AuditDetails, Store } from '../persistence/store.js';
 import {
   callerTenant,
-  MAX_MESSAGE,
   outcomeOf,
   reasonOf,
+  summaryOf,
   type AuditOutcome,
   type AuditTrail,
 } from './audit-trail.js';
@@ -96,7 +96,7 @@ export class AuditedActions {
     const mine = last?.version === version ? last : undefined;
     const failed = app.phase === 'Failed' || mine?.outcome === 'Failed';
     const why = failed ? (mine?.reason ?? app.reason) : undefined;
-    const said = failed ? (mine?.message ?? app.message).slice(0, MAX_MESSAGE) : undefined;
+    const said = failed ? summaryOf(mine?.message ?? app.message) : undefined;
     this.recorded(identity, 'deploy', app, failed ? 'failed' : 'ok', hash, {
       version,
       ...details,

@@ -30,7 +30,7 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
     const { kubernetes } = opts;
     if (kubernetes === undefined) throw new TypeError('the configmap store needs `kubernetes`');
     const [{ loadKubeConfig }, { openConfigMapStore }] = await Promise.all([
-      import('../kube/kube-config.js'),
+      import('../cluster/kube-config.js'),
       import('./configmap/configmap-store.js'),
     ]);
     return openConfigMapStore({

@@ -1,6 +1,6 @@
 import { ConfigError } from '../config/load.js';
 import { durationMs, type Config } from '../config/schema.js';
-import { kubeRoutePublisher } from '../kube/route-publisher.js';
+import { kubeRoutePublisher } from '../cluster/route-publisher.js';
 import type { RoutePublisher } from '../services/direct-routes.js';
 import type { SourceStore } from '../sources/source-store.js';
 import { createLocalRuntime } from './local/local-runtime.js';
@@ -29,8 +29,8 @@ export async function openRuntime(config: Config, deps: RuntimeDeps): Promise<Ru
     }
     const [{ loadKubeConfig }, { KubeAccessCheck }, { createKubernetesRuntime }] =
       await Promise.all([
-        import('../kube/kube-config.js'),
-        import('../kube/access-check.js'),
+        import('../cluster/kube-config.js'),
+        import('../cluster/access-check.js'),
         import('./kubernetes/kubernetes-runtime.js'),
       ]);
     const kubeConfig = loadKubeConfig(config);
@@ -112,8 +112,8 @@ export async function openRoutes(config: Config): Promise<RoutePublisher | undef
   const { routes } = config.runtime.kubernetes;
   if (config.runtime.backend !== 'kubernetes' || routes.kind === 'none') return undefined;
   const [{ loadKubeConfig }, { AppRoutes }] = await Promise.all([
-    import('../kube/kube-config.js'),
-    import('../kube/app-routes.js'),
+    import('../cluster/kube-config.js'),
+    import('../cluster/app-routes.js'),
   ]);
   const appRoutes = new AppRoutes(loadKubeConfig(config), config.kubernetes.namespace, {
     kind: routes.kind,

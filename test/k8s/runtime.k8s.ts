@@ -5,7 +5,7 @@ import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { create as createTar } from 'tar';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KubeAccessCheck } from '../../src/kube/access-check.js';
+import { KubeAccessCheck } from '../../src/cluster/access-check.js';
 import {
   createKubernetesRuntime,
   type KubernetesRuntimeOptions,

@@ -1,7 +1,7 @@
 import type { CoreV1Api, V1ConfigMap } from '@kubernetes/client-node';
 import { storageUnavailable } from '../storage-faults.js';
 import { configMapName, configMapOf, type ObjectKey } from './configmap-objects.js';
-import { timeoutOptions } from '../../kube/request-options.js';
+import { timeoutOptions } from '../../cluster/request-options.js';
 import { KubeStoreFault, statusOf, unavailable } from './kube-fault.js';
 
 export type Log = (level: 'info' | 'warn' | 'error', msg: string, extra?: object) => void;

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { POD_PORTS } from '../../agent/pod-settings.js';
-import { ensureSandboxNetworkPolicy } from '../../kube/sandbox-network-policy.js';
+import { ensureSandboxNetworkPolicy } from '../../cluster/sandbox-network-policy.js';
 import { apiErrorText, type KubeApply } from './kube-apply.js';
 import {
   ENROLL_SECRET,

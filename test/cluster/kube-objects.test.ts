@@ -1,4 +1,4 @@
-// The pure parts of src/kube (names, validation, the RBAC list, the policy object); the same
+// The pure parts of src/cluster (names, validation, the RBAC list, the policy object); the same
 // modules against a real API server are in test/k8s/kube-parts.k8s.ts.
 import { describe, expect, it } from 'vitest';
 import {

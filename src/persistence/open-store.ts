@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { Config } from '../config/schema.js';
-import type { Log } from './configmap/configmap-writer.js';
+import type { Log } from '../logging.js';
 import { checkDatabaseFile, damaged } from './database-guard.js';
 import { createMemoryStore } from './memory-store.js';
 import { ensurePrivateDir, ensurePrivateFile } from './private-files.js';

@@ -1,7 +1,8 @@
 import type { StorageHealth } from './storage-health.js';
+import type { Log } from '../logging.js';
 
 export interface WriteRetryOptions {
-  log: (level: 'warn' | 'error' | 'info', msg: string, extra?: object) => void;
+  log: Log;
   /** Retried at once when the stores write again. */
   health?: StorageHealth;
   minDelayMs?: number;

@@ -5,12 +5,13 @@ import type { RoutePublisher } from '../services/direct-routes.js';
 import type { SourceStore } from '../sources/source-store.js';
 import { createLocalRuntime } from './local/local-runtime.js';
 import type { Runtime } from './runtime.js';
+import type { Log } from '../logging.js';
 
 export interface RuntimeDeps {
   sourceStore: SourceStore;
   /** The local agents' shared token (spec §4 /internal/sources); never logged. */
   agentToken: string;
-  log(level: 'info' | 'warn' | 'error', msg: string, extra?: object): void;
+  log: Log;
 }
 
 /**

@@ -2,8 +2,7 @@ import { readlink, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import type { RoutePublisher, RouteTarget } from '../../services/direct-routes.js';
 import { haproxyChange, haproxyCommand } from './haproxy-cli.js';
 import { slotBackend, type HaproxyPaths } from './haproxy-config.js';
-
-type Log = (level: 'info' | 'warn', msg: string, extra?: object) => void;
+import type { Log } from '../../logging.js';
 
 interface Route {
   host: string;

@@ -1,6 +1,6 @@
 import { Watch, type CoreV1Api, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
 import { SELECTOR } from './configmap-objects.js';
-import type { Log } from './configmap-writer.js';
+import type { Log } from '../../logging.js';
 import { timeoutOptions } from '../../cluster/request-options.js';
 import { unavailable } from './kube-fault.js';
 

@@ -3,8 +3,7 @@ import { storageUnavailable } from '../storage-faults.js';
 import { configMapName, configMapOf, type ObjectKey } from './configmap-objects.js';
 import { timeoutOptions } from '../../cluster/request-options.js';
 import { KubeStoreFault, statusOf, unavailable } from './kube-fault.js';
-
-export type Log = (level: 'info' | 'warn' | 'error', msg: string, extra?: object) => void;
+import type { Log } from '../../logging.js';
 
 export interface ConfigMapWriterOptions {
   api: CoreV1Api;

@@ -1,6 +1,7 @@
 import PQueue from 'p-queue';
 import { RuntimeError } from '../runtime.js';
 import type { LocalSandbox } from './sandbox.js';
+import { spread } from '../../backoff.js';
 
 export type PoolLog = (msg: string, extra?: object, level?: 'info' | 'warn' | 'error') => void;
 
@@ -29,7 +30,7 @@ export interface PoolStatus {
  */
 const REFILL_DELAY_MS = 250;
 
-/** Retry delays after background boot failures: 1 s doubling to 30 s. */
+/** Retry delays after background boot failures: 1 s doubling to 30 s, each wait jittered. */
 const RETRY_MIN_MS = 1_000;
 const RETRY_MAX_MS = 30_000;
 
@@ -229,7 +230,7 @@ export class WarmPool {
       const delay = this.retryDelay.get(template) ?? RETRY_MIN_MS;
       this.retryDelay.set(template, Math.min(delay * 2, RETRY_MAX_MS));
       this.failures.failed(template, this.lastError, delay);
-      setTimeout(() => this.refill(template), delay).unref();
+      setTimeout(() => this.refill(template), spread(delay, Math.random())).unref();
     } finally {
       this.booting.set(template, (this.booting.get(template) ?? 1) - 1);
     }

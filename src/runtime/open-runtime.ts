@@ -82,7 +82,7 @@ export async function openRuntime(config: Config, deps: RuntimeDeps): Promise<Ru
         : {}),
       sourceUrl: presign,
       versions: runtime.kubernetes.versions,
-      log: (msg, extra) => deps.log('info', msg, extra),
+      log: deps.log,
     });
   }
   return createLocalRuntime({
@@ -104,7 +104,7 @@ export async function openRuntime(config: Config, deps: RuntimeDeps): Promise<Ru
       maxConnections: runtime.egress.maxConnections,
       headTimeoutMs: durationMs(runtime.egress.headTimeout),
     },
-    log: (msg, extra, level = 'info') => deps.log(level, msg, extra),
+    log: deps.log,
   });
 }
 

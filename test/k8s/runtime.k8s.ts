@@ -111,7 +111,7 @@ describe('kubernetes runtime (real API server, agent-sandbox controller, test no
       },
       sourceUrl: (key) => Promise.resolve(`http://127.0.0.1:${port}/${encodeURIComponent(key)}`),
       versions: { node: process.versions.node },
-      log: (msg, extra) => logs.push(`${msg} ${JSON.stringify(extra ?? {})}`),
+      log: (_level, msg, extra) => logs.push(`${msg} ${JSON.stringify(extra ?? {})}`),
     };
     runtime = createKubernetesRuntime(options);
     await runtime.start();

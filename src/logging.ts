@@ -1,6 +1,6 @@
 import { pino, type Logger } from 'pino';
 
-export type LogLevel = 'info' | 'warn' | 'error';
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 /** How every part of the control plane logs: through the logger, or a test's stand-in. */
 export type Log = (level: LogLevel, msg: string, extra?: object) => void;
 

@@ -7,6 +7,8 @@ import { ConfigError } from './config/load.js';
 import { durationMs, type Config } from './config/schema.js';
 import { AppAccess } from './app-hosts/app-access.js';
 import { AppRouter } from './app-hosts/app-router.js';
+import { AppTraffic } from './app-hosts/app-traffic.js';
+import { Metrics } from './metrics.js';
 import { Drain } from './http/drain.js';
 import { buildServer, type ServerOptions } from './http/server.js';
 import { resolveTls } from './http/tls.js';
@@ -84,8 +86,14 @@ export async function composeServer(
   const log = serviceLog(logger);
   const deploy = createDeployServices(config, store, parts, log);
   const access = new AppAccess(deploy.store, deploy.grants);
-  const router = new AppRouter(deploy.registry, deploy.urls, access, log);
-  const app = await buildServer({ ...options, deploy, router });
+  const metrics = new Metrics();
+  const traffic = new AppTraffic(metrics, log);
+  parts.routes?.onRequests?.((appId, counts) => traffic.counted(appId, counts));
+  deploy.registry.on((event) => {
+    if (event.kind === 'delete') traffic.forget(event.app_id);
+  });
+  const router = new AppRouter(deploy.registry, deploy.urls, access, log, traffic);
+  const app = await buildServer({ ...options, deploy, router, metrics });
   // A private app's host reads its owner's bearer token as the API does.
   access.identifyWith(
     (message) => app.auth.identifyMessage(message),
@@ -133,7 +141,14 @@ export async function startSlipway(config: Config, options: StartOptions = {}): 
         ? { kind: 'native', proxy: 'haproxy' }
         : { kind: 'node', why: dataPath.why }),
     }));
-    visitors = await listenForVisitors(app, { config, host, port, drain, dataPath });
+    visitors = await listenForVisitors(app, {
+      config,
+      host,
+      port,
+      drain,
+      dataPath,
+      ...(tls ? { tls } : {}),
+    });
     listening = true;
     if (cancelled()) throw new StartCancelled();
   } catch (err) {

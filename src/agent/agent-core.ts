@@ -17,6 +17,8 @@ export interface AgentSetup {
   /** Interpreter to pre-start for the python template. */
   python?: string;
   setAppHandler(handler: AppHandler): void;
+  /** How connections reach the app once it listens on `host:port`. */
+  connectApp(host: string, port: number): AppHandler;
   /** The agent's own servers: unref'd once a node app is loaded, so its exit is the loop's. */
   servers(): { unref(): unknown }[];
   /** The app is gone for good: end the agent with this status (after any last words). */
@@ -35,6 +37,7 @@ export async function createAgentCore(
     token: setup.token,
     phase: 'idle',
     setAppHandler: setup.setAppHandler,
+    connectApp: setup.connectApp,
   };
   const end = (exit: ExitReport) => {
     ctx.phase = 'exited';

@@ -2,7 +2,7 @@ import { existsSync, statSync } from 'node:fs';
 import type net from 'node:net';
 import { join } from 'node:path';
 import { appEnv } from './app-env.js';
-import { tcpBridge, type AppHandler } from './bridges.js';
+import type { AppHandler } from './bridges.js';
 import { errorText } from './diag.js';
 import { resolveEntrypoint, staticRoot } from './entrypoint.js';
 import type { NodeApp } from './node-app.js';
@@ -40,6 +40,7 @@ export interface InjectContext {
   /** Where the app accepts connections: $PORT, or the one other port it chose. */
   address?: { host: string; port: number };
   setAppHandler(handler: AppHandler): void;
+  connectApp(host: string, port: number): AppHandler;
 }
 
 type Answer = { status: number; body: InjectResponse | { ok: false; error: string } };
@@ -129,7 +130,7 @@ export async function runInject(
       );
     }
     ctx.address = { host: outcome.host, port: outcome.port };
-    ctx.setAppHandler(tcpBridge(outcome.host, outcome.port));
+    ctx.setAppHandler(ctx.connectApp(outcome.host, outcome.port));
     ctx.phase = 'running';
     return { status: 200, body: { ok: true, ms: ms() } };
   }

@@ -1,10 +1,11 @@
-import { closeSync, readSync } from 'node:fs';
+import { readSync } from 'node:fs';
 import { createAgentCore } from './agent-core.js';
+import { appHandler } from './app-servers.js';
 import { listen, listenAppSocket, listenEgressForwarder } from './bridges.js';
 import { createControlServer } from './control.js';
 import { diag, errorText } from './diag.js';
 import { tapProcessOutput } from './log-ring.js';
-import { AGENT_SOCK, ARGS_FD, SOCKET_DIR, type BootMessage } from './protocol.js';
+import { AGENT_SOCK, SOCKET_DIR, type BootMessage } from './protocol.js';
 import { warmUp } from './warmup.js';
 
 /**
@@ -14,8 +15,6 @@ import { warmUp } from './warmup.js';
 async function main(): Promise<void> {
   const started = performance.now();
   const boot = readBoot();
-  // bwrap read its argv from this fd and left it open: nothing in here needs it.
-  closeSync(ARGS_FD);
   tapProcessOutput();
 
   const app = await listenAppSocket();
@@ -26,6 +25,7 @@ async function main(): Promise<void> {
     token: boot.token,
     ...(boot.python ? { python: boot.python } : {}),
     setAppHandler: app.setHandler,
+    connectApp: appHandler,
     servers: () => servers,
     exit: (code) => process.exit(code),
   });

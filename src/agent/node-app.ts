@@ -3,6 +3,7 @@ import Module from 'node:module';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { replaceProcessEnv } from './app-env.js';
+import { trackAppServers } from './app-servers.js';
 import { diag, errorText, warn } from './diag.js';
 import { ring } from './log-ring.js';
 import { APP_DIR, EXIT_LINES, type ExitReport } from './protocol.js';
@@ -35,6 +36,7 @@ export class NodeApp {
   /** Loads the entrypoint; a throw at load time is the app's crash, reported like node does. */
   async start(entry: string, env: Record<string, string>): Promise<void> {
     replaceProcessEnv(env);
+    trackAppServers();
     process.argv = [process.argv[0] ?? process.execPath, entry];
     process.chdir(APP_DIR);
     this.releaseLoop();

@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { createAgentCore } from './agent-core.js';
-import { listenEgressForwarder, type AppHandler } from './bridges.js';
+import { listenEgressForwarder, tcpBridge, type AppHandler } from './bridges.js';
 import { errorText, warn } from './diag.js';
 import { ring, tapProcessOutput } from './log-ring.js';
 import { placement } from './placement.js';
@@ -52,6 +52,9 @@ async function main(): Promise<void> {
     token: '',
     ...(settings.python ? { python: settings.python } : {}),
     setAppHandler: (handler) => (appHandler = handler),
+    // Relayed, not handed over: the activity count above reads the socket, which the app's HTTP
+    // parser would otherwise take over.
+    connectApp: tcpBridge,
     servers: () => servers,
     exit: (code, report) => {
       events.exit(report);

@@ -22,7 +22,11 @@ export const APP_DIR = '/app';
 export const APP_PORT = 8080;
 /** The in-sandbox HTTP proxy that relays to `egress.sock`. */
 export const PROXY_PORT = 3128;
-/** bwrap reads its NUL-separated argv from this fd, so the sandbox's pid 1 shows no host paths. */
+/**
+ * bwrap reads its NUL-separated argv from this fd, so the sandbox's pid 1 shows no host paths. It
+ * closes the fd once read: inside the sandbox the number is node's own (its event loop's epoll),
+ * which the agent once closed as a leftover, and node 22+ then aborted in libuv when the app exited.
+ */
 export const ARGS_FD = 3;
 /** JSON lines from the agent about itself: never mixed with the app's stdout/stderr (fds 1, 2). */
 export const DIAG_FD = 4;

@@ -8,6 +8,7 @@ import type { Duplex } from 'node:stream';
 import type { AppRegistry } from '../actors/registry.js';
 import type { Sandbox } from '../runtime/runtime.js';
 import type { AppAccess } from './app-access.js';
+import type { AppTraffic } from './app-traffic.js';
 import { answerAdmission, refuseUpgrade } from './app-signin.js';
 import type { PublicUrls } from '../services/public-urls.js';
 import type { Log } from '../logging.js';
@@ -26,6 +27,8 @@ export class AppRouter {
     /** Who may reach each app: checked before anything wakes or reaches it. */
     private readonly access: AppAccess,
     private readonly log: Log,
+    /** Counts and logs what visitors asked of each app. */
+    private readonly traffic?: AppTraffic,
     private readonly wakeWaitMs = 30_000,
   ) {}
 
@@ -41,6 +44,10 @@ export class AppRouter {
   }
 
   async handle(name: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const started = performance.now();
+    res.once('finish', () =>
+      this.traffic?.answered(name, req, res.statusCode, performance.now() - started),
+    );
     const admission = await this.access.admit(name, req);
     if (admission.kind !== 'pass') return answerAdmission(res, req, name, admission);
     const sandbox = await this.registry.route(name, { waitMs: this.wakeWaitMs });

@@ -19,8 +19,6 @@ export function chooseDataPath(config: Config, find = findHaproxy): DataPath {
   if (config.runtime.backend !== 'local') {
     return refuse('the runtime is not local (a cluster routes its apps itself)');
   }
-  if (config.auth.tls.enabled)
-    return refuse('TLS is on, and the native front door does not end TLS');
   const haproxy = find();
   if (haproxy === undefined) return refuse('haproxy is not installed (apt-get install haproxy)');
   return { kind: 'native', haproxy };

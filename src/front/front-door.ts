@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdirSync, openSync, closeSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { Server as HttpServer } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
@@ -6,6 +7,7 @@ import net from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleEntry } from '../bundle.js';
+import type { TlsMaterial } from '../http/tls.js';
 import { alive, startTime } from '../runtime/local/process-tree.js';
 import { FRONT_PROTOCOL, type FrontSettings } from './front-settings.js';
 import { acceptRelayed } from './relayed-connections.js';
@@ -34,7 +36,7 @@ export interface FrontDoorOptions {
   /** The control plane's server: relayed connections are handed to it. */
   server: HttpServer | HttpsServer;
   /** The native front door (HAProxy) instead of the relay process, when the data path is native. */
-  native?: { haproxy: string; slots: number; headersTimeoutMs: number };
+  native?: { haproxy: string; slots: number; headersTimeoutMs: number; tls?: TlsMaterial };
   log: Log;
 }
 
@@ -83,10 +85,15 @@ export async function openFrontDoor(opts: FrontDoorOptions): Promise<FrontDoor> 
       slots: opts.native.slots,
       headersTimeoutMs: opts.native.headersTimeoutMs,
       node: process.execPath,
+      ...(opts.native.tls ? { tls: writeTlsPem(haproxyPaths(dir).tls, opts.native.tls) } : {}),
     },
   };
   // Requests a freed slot of the native front door still gets (haproxy-routes.ts).
-  const stragglers = native && (await listenForStragglers(native.paths.hold, opts.server));
+  const stragglers =
+    native &&
+    (await listenForStragglers(native.paths.hold, opts.server, {
+      encrypted: native.settings.tls !== undefined,
+    }));
   let port: number;
   let launched = false;
   if (running && fits(running, opts, kind)) {
@@ -215,6 +222,17 @@ async function startFront(
   child.removeAllListeners('exit');
   child.unref();
   return { pid: child.pid ?? 0, port };
+}
+
+/**
+ * The certificate and key in the one file HAProxy reads (owner-only, like the key itself); its
+ * digest goes into the settings, so that a renewed certificate reloads the proxy.
+ */
+function writeTlsPem(path: string, tls: TlsMaterial): { sha256: string } {
+  const pem = `${tls.cert.trim()}\n${tls.key.trim()}\n`;
+  rmSync(path, { force: true });
+  writeFileSync(path, pem, { mode: 0o600 });
+  return { sha256: createHash('sha256').update(pem).digest('hex') };
 }
 
 function writeState(dir: string, state: FrontState): void {

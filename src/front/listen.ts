@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { durationMs, type Config } from '../config/schema.js';
 import type { Drain } from '../http/drain.js';
+import type { TlsMaterial } from '../http/tls.js';
 import type { DataPath } from './data-path.js';
 import { openFrontDoor, stopFrontDoor } from './front-door.js';
 import type { Log } from '../logging.js';
@@ -23,9 +24,16 @@ export interface Visitors {
  */
 export async function listenForVisitors(
   app: FastifyInstance,
-  opts: { config: Config; host: string; port: number; drain: Drain; dataPath: DataPath },
+  opts: {
+    config: Config;
+    host: string;
+    port: number;
+    drain: Drain;
+    dataPath: DataPath;
+    tls?: TlsMaterial;
+  },
 ): Promise<Visitors> {
-  const { config, host, port, drain, dataPath } = opts;
+  const { config, host, port, drain, dataPath, tls } = opts;
   const dataDir = config.server.dataDir;
   const log: Log = (level, msg, extra) => app.log[level](extra ?? {}, msg);
   const continuity = config.server.restartContinuity && config.runtime.backend === 'local';
@@ -45,6 +53,7 @@ export async function listenForVisitors(
           haproxy: dataPath.haproxy,
           slots: config.server.nativeSlots,
           headersTimeoutMs: durationMs(config.server.headersTimeout),
+          ...(tls ? { tls } : {}),
         }
       : undefined;
   const door = await openFrontDoor({

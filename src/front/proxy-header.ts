@@ -20,13 +20,18 @@ export function proxyLine(client: Peer, local: Peer): string {
 
 /**
  * Reads the line at the start of `buf`: the peer and how many bytes the line took, `undefined`
- * while the line is incomplete, or an Error when it is not one.
+ * while the line is incomplete, or an Error when it is not one. `PROXY UNKNOWN` (what HAProxy's
+ * health checks send: no visitor behind them) has no peer.
  */
-export function parseProxyLine(buf: Buffer): { peer: Peer; length: number } | Error | undefined {
+export function parseProxyLine(
+  buf: Buffer,
+): { peer: Peer | undefined; length: number } | Error | undefined {
   const end = buf.indexOf('\r\n');
   if (end < 0) return buf.length >= MAX_HEADER ? new Error('no PROXY line') : undefined;
   const parts = buf.subarray(0, end).toString('latin1').split(' ');
   const [tag, family, source, , sourcePort] = parts;
+  // The spec: a receiver ignores whatever follows UNKNOWN.
+  if (tag === 'PROXY' && family === 'UNKNOWN') return { peer: undefined, length: end + 2 };
   if (tag !== 'PROXY' || parts.length !== 6 || (family !== 'TCP4' && family !== 'TCP6')) {
     return new Error('malformed PROXY line');
   }
@@ -44,7 +49,7 @@ export function parseProxyLine(buf: Buffer): { peer: Peer; length: number } | Er
  */
 export function readProxyLine(
   conn: Socket,
-  done: (line: { peer: Peer; text: string }) => void,
+  done: (line: { peer: Peer | undefined; text: string }) => void,
 ): void {
   let head = Buffer.alloc(0);
   const onData = (chunk: Buffer): void => {

@@ -30,10 +30,14 @@ export function acceptRelayed(conn: net.Socket, server: HttpServer | HttpsServer
   conn.on('error', () => conn.destroy());
   readProxyLine(conn, ({ peer }) => {
     conn.setTimeout(0);
-    showPeer(conn, peer);
-    peers.set(conn, peer);
+    if (peer) {
+      showPeer(conn, peer);
+      peers.set(conn, peer);
+    }
     server.emit('connection', conn);
-    conn.resume();
+    // A TLS server reads the socket's own buffer (the bytes after the line) and then its handle
+    // itself: resuming the socket here would hand the next bytes to nobody.
+    if (!(server instanceof HttpsServer)) conn.resume();
   });
 }
 

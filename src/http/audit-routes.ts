@@ -1,23 +1,41 @@
 import type { FastifyInstance } from 'fastify';
-import { adminOnly } from '../auth/guards.js';
-import { AUDIT_DEFAULT_LIMIT, AUDIT_MAX_LIMIT, type AuditTrail } from '../services/audit-trail.js';
+import { adminOnly, requireIdentity } from '../auth/guards.js';
+import { ADMIN_AUDIT_ACTIONS, APP_AUDIT_ACTIONS } from '../persistence/store.js';
+import type { AppService } from '../services/app-service.js';
+import { AUDIT_DEFAULT_LIMIT, AUDIT_MAX_LIMIT } from '../services/audit-trail.js';
+import { appIdParams } from './apps-schemas.js';
+
+const limit = {
+  type: 'integer',
+  minimum: 1,
+  maximum: AUDIT_MAX_LIMIT,
+  default: AUDIT_DEFAULT_LIMIT,
+} as const;
 
 const auditQuery = {
   type: 'object',
   properties: {
     actor: { type: 'string', minLength: 1 },
-    action: { type: 'string', enum: ['deploy', 'delete', 'suspend', 'resume', 'update'] },
+    action: { type: 'string', enum: [...APP_AUDIT_ACTIONS, ...ADMIN_AUDIT_ACTIONS] },
     app: { type: 'string', minLength: 1 },
-    limit: { type: 'integer', minimum: 1, maximum: AUDIT_MAX_LIMIT, default: AUDIT_DEFAULT_LIMIT },
+    limit,
   },
   additionalProperties: false,
 } as const;
 
+const appAuditQuery = {
+  type: 'object',
+  properties: { limit },
+  additionalProperties: false,
+} as const;
+
 /**
- * `GET /v1/audit` (spec §4): admins only, newest first, filtered by actor, action and app. Read
- * only: no route changes or deletes an event.
+ * `GET /v1/audit` (spec §4): admins only, newest first, filtered by actor, action and app.
+ * `GET /v1/apps/{id}/audit`: one app's feed, for its owner (and admins); another owner's app is
+ * not found. Read only: no route changes or deletes an event.
  */
-export function auditRoutes(trail: AuditTrail) {
+export function auditRoutes(apps: AppService) {
+  const trail = apps.audit;
   return async function routes(app: FastifyInstance): Promise<void> {
     app.get(
       '/v1/audit',
@@ -31,6 +49,16 @@ export function auditRoutes(trail: AuditTrail) {
           limit: number;
         };
         return { events: trail.list(query) };
+      },
+    );
+
+    app.get(
+      '/v1/apps/:id/audit',
+      { schema: { params: appIdParams, querystring: appAuditQuery } },
+      async (request) => {
+        const { id } = request.params as { id: string };
+        const { limit: max } = request.query as { limit: number };
+        return { events: trail.ofApp(apps.get(requireIdentity(request), id), max) };
       },
     );
   };

@@ -7,56 +7,78 @@ import {
   updateDepartment,
   type DepartmentPatch,
 } from '../auth/departments.js';
-import { adminOnly } from '../auth/guards.js';
+import { adminOnly, requireIdentity } from '../auth/guards.js';
+import { departmentChanges, type AdminAudit } from '../services/admin-audit.js';
 
-/** Admin department management under /api/departments; every route needs the admin role. */
-export async function departmentsRoutes(app: FastifyInstance): Promise<void> {
-  const { store } = app;
-  // A store that writes behind (configmap): a change is answered once it has landed.
-  const landed = async (): Promise<void> => store.flush?.();
-  app.addHook('preValidation', adminOnly);
+/**
+ * Admin department management under /api/departments; every route needs the admin role.
+ * Creating, changing and deleting a department is audited (AdminAudit).
+ */
+export const departmentsRoutes = (audit: AdminAudit) =>
+  async function routes(app: FastifyInstance): Promise<void> {
+    const { store } = app;
+    // A store that writes behind (configmap): a change is answered once it has landed.
+    const landed = async (): Promise<void> => store.flush?.();
+    app.addHook('preValidation', adminOnly);
 
-  app.get('/api/departments', { schema: { response: { 200: listSchema } } }, async () => {
-    const items = store.listDepartments().map(departmentJson);
-    return { items, total: items.length };
-  });
+    app.get('/api/departments', { schema: { response: { 200: listSchema } } }, async () => {
+      const items = store.listDepartments().map(departmentJson);
+      return { items, total: items.length };
+    });
 
-  app.post<{ Body: { id: string; name?: string; description?: string } }>(
-    '/api/departments',
-    { schema: { body: newSchema, response: { 201: departmentSchema } } },
-    async (request, reply) => {
-      const department = createDepartment(store, request.body);
-      await landed();
-      return reply.status(201).send(departmentJson(department));
-    },
-  );
+    app.post<{ Body: { id: string; name?: string; description?: string } }>(
+      '/api/departments',
+      { schema: { body: newSchema, response: { 201: departmentSchema } } },
+      async (request, reply) => {
+        const department = await audit.change(
+          requireIdentity(request),
+          'department.create',
+          request.body.id,
+          async () => createDepartment(store, request.body),
+          (made) => departmentChanges(undefined, made),
+        );
+        await landed();
+        return reply.status(201).send(departmentJson(department));
+      },
+    );
 
-  app.get<{ Params: { id: string } }>(
-    '/api/departments/:id',
-    { schema: { params: idParams, response: { 200: departmentSchema } } },
-    async (request) => departmentJson(getDepartmentOr404(store, request.params.id)),
-  );
+    app.get<{ Params: { id: string } }>(
+      '/api/departments/:id',
+      { schema: { params: idParams, response: { 200: departmentSchema } } },
+      async (request) => departmentJson(getDepartmentOr404(store, request.params.id)),
+    );
 
-  app.patch<{ Params: { id: string }; Body: DepartmentPatch }>(
-    '/api/departments/:id',
-    { schema: { params: idParams, body: patchSchema, response: { 200: departmentSchema } } },
-    async (request) => {
-      const department = updateDepartment(store, request.params.id, request.body);
-      await landed();
-      return departmentJson(department);
-    },
-  );
+    app.patch<{ Params: { id: string }; Body: DepartmentPatch }>(
+      '/api/departments/:id',
+      { schema: { params: idParams, body: patchSchema, response: { 200: departmentSchema } } },
+      async (request) => {
+        const { id } = request.params;
+        const before = store.getDepartment(id);
+        const department = await audit.change(
+          requireIdentity(request),
+          'department.update',
+          id,
+          async () => updateDepartment(store, id, request.body),
+          (after) => departmentChanges(before, after),
+        );
+        await landed();
+        return departmentJson(department);
+      },
+    );
 
-  app.delete<{ Params: { id: string } }>(
-    '/api/departments/:id',
-    { schema: { params: idParams } },
-    async (request, reply) => {
-      deleteDepartment(store, request.params.id);
-      await landed();
-      return reply.status(204).send();
-    },
-  );
-}
+    app.delete<{ Params: { id: string } }>(
+      '/api/departments/:id',
+      { schema: { params: idParams } },
+      async (request, reply) => {
+        const { id } = request.params;
+        await audit.change(requireIdentity(request), 'department.delete', id, async () =>
+          deleteDepartment(store, id),
+        );
+        await landed();
+        return reply.status(204).send();
+      },
+    );
+  };
 
 // `{not: {}}` rather than `false`: fastify's ajv runs with removeAdditional, which would silently
 // drop unknown fields under `false` instead of answering 400.

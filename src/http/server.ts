@@ -7,6 +7,7 @@ import {
 import { createServer as createHttpsServer } from 'node:https';
 import type { Logger } from 'pino';
 import type { AppRouter } from '../app-hosts/app-router.js';
+import { AdminAudit } from '../services/admin-audit.js';
 import type { DeployServices } from '../services/compose.js';
 import type { Config } from '../config/schema.js';
 import type { Store } from '../persistence/store.js';
@@ -55,6 +56,8 @@ export interface ServerOptions {
   deploy: DeployServices;
   /** The path to apps: the listener hands it every request for an app's host, before fastify. */
   router: AppRouter;
+  /** Shared with the path to apps, which counts its requests there; one is made when not given. */
+  metrics?: Metrics;
   tls?: TlsMaterial;
   /** The control plane's logger (logging.ts), shared with the services. */
   logger: Logger;
@@ -95,7 +98,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   app.decorate('config', config);
   // Routes write through the guarded store: a full or read-only disk is a 503, not a 500.
   app.decorate('store', deploy.store);
-  app.decorate('metrics', new Metrics());
+  app.decorate('metrics', options.metrics ?? new Metrics());
   app.decorate('readiness', new Readiness());
   // Ready means able to write, not just to read: a full disk is not ready.
   app.readiness.register('store', () => {
@@ -130,8 +133,9 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   await app.register(docsPlugin);
   await app.register(authRoutes);
   await app.register(dashboardRoutes);
-  await app.register(usersRoutes);
-  await app.register(departmentsRoutes);
+  const adminAudit = new AdminAudit(deploy.apps.audit);
+  await app.register(usersRoutes(adminAudit));
+  await app.register(departmentsRoutes(adminAudit));
   await app.register(appsRoutes(deploy.apps, deploy.registry, config.limits.maxSourceBytes));
   await app.register(sourcesRoutes(deploy.sourceStore));
   await app.register(versionsRoutes(deploy.apps, deploy.registry));
@@ -141,7 +145,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   const streams = { maxStreamsPerUser: perUser, cap, drain };
   await app.register(logsRoutes(deploy.apps, deploy.registry, streams));
   await app.register(eventsRoutes(deploy.registry, streams));
-  await app.register(auditRoutes(deploy.apps.audit));
+  await app.register(auditRoutes(deploy.apps));
   await app.register(shareRoutes(deploy.shares));
   await app.register(
     mcpRoutes({ ...deploy, metrics: app.metrics, maxSourceBytes: config.limits.maxSourceBytes }),

@@ -9,7 +9,7 @@ import type { ShareView } from '../services/share-links.js';
  */
 export type SharePage =
   | { kind: 'open'; view: ShareView; token: string }
-  | { kind: 'protected'; token: string; nonce: string }
+  | { kind: 'protected'; name: string; token: string; nonce: string }
   | { kind: 'error'; title: string; message: string };
 
 export function renderSharePage(page: SharePage): string {
@@ -17,7 +17,11 @@ export function renderSharePage(page: SharePage): string {
     case 'open':
       return documentOf(escapeHtml(page.view.name), appSection(page.view, page.token));
     case 'protected':
-      return documentOf('Protected app', passwordSection(page.token), unlockScript(page.nonce));
+      return documentOf(
+        escapeHtml(page.name),
+        passwordSection(page.name, page.token),
+        unlockScript(page.nonce),
+      );
     case 'error':
       return documentOf(
         escapeHtml(page.title),
@@ -94,12 +98,13 @@ function appSection(view: ShareView, token: string): string {
   );
 }
 
-function passwordSection(token: string): string {
+function passwordSection(name: string, token: string): string {
   return (
-    `<main id="share" data-token="${escapeHtml(token)}"><h1>This app is password-protected</h1>` +
-    '<form id="unlock"><label for="password">Password</label> ' +
+    `<main id="share" data-token="${escapeHtml(token)}"><h1>${escapeHtml(name)}</h1>` +
+    '<p class="muted">This link is password-protected: enter the password you were given.</p>' +
+    '<form id="unlock" class="panel"><label for="password">Password</label> ' +
     '<input id="password" name="password" type="password" autocomplete="current-password" required autofocus> ' +
-    '<button type="submit">Open</button></form><p id="message" role="alert"></p>' +
+    '<button type="submit" class="primary">Open</button></form><p id="message" role="alert"></p>' +
     '<noscript><p>This page needs JavaScript to send the password.</p></noscript></main>'
   );
 }
@@ -170,13 +175,38 @@ function documentOf(title: string, body: string, script = ''): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
 <title>${title}</title>
-<style>
-body { font-family: system-ui, sans-serif; margin: 0; padding: 1.5rem; color: #1b1f24; }
-main { max-width: 72rem; margin: 0 auto; }
-iframe { width: 100%; height: 75vh; border: 1px solid #c9d1d9; border-radius: 6px; }
-input, button { font: inherit; padding: 0.3rem 0.6rem; }
-#message { color: #b42318; min-height: 1.5em; }
-</style></head>
-<body>${body}${script}</body></html>
+<style>${STYLE}</style></head>
+<body><header><span class="brand">Slipway</span></header>${body}${script}</body></html>
 `;
 }
+
+/** The dashboard's look (web/src/styles.css): its colours, light and dark, and its controls. */
+const STYLE = `
+:root { color-scheme: light; --bg: #ffffff; --panel: #f6f8fa; --text: #1b1f24; --muted: #57606a;
+  --border: #c9d1d9; --link: #0550ae; --accent: #1d4ed8; --accent-text: #ffffff;
+  --danger: #b42318; --focus: #0969da; }
+@media (prefers-color-scheme: dark) {
+  :root { color-scheme: dark; --bg: #0d1117; --panel: #161b22; --text: #e6edf3; --muted: #9da7b3;
+    --border: #3d444d; --link: #79c0ff; --accent: #2f81f7; --accent-text: #0d1117;
+    --danger: #ff7b72; --focus: #79c0ff; }
+}
+* { box-sizing: border-box; }
+body { margin: 0; font: 15px/1.5 system-ui, sans-serif; background: var(--bg); color: var(--text); }
+a { color: var(--link); }
+header { padding: 0.6rem 1.25rem; border-bottom: 1px solid var(--border); background: var(--panel); }
+.brand { font-weight: 700; font-size: 1.1rem; }
+main { max-width: 72rem; margin: 0 auto; padding: 1.25rem; overflow-wrap: anywhere; }
+h1 { font-size: 1.6rem; margin: 0.5rem 0 1rem; }
+.muted { color: var(--muted); }
+.panel { display: flex; flex-wrap: wrap; align-items: end; gap: 0.5rem 0.75rem; max-width: 28rem;
+  padding: 1rem; background: var(--panel); border: 1px solid var(--border); border-radius: 8px; }
+label { display: flex; flex-direction: column; gap: 0.2rem; font-weight: 500; flex: 1 1 12rem; }
+.panel label + input { flex: 1 1 12rem; }
+input, button { font: inherit; color: var(--text); background: var(--bg); border: 1px solid var(--border);
+  border-radius: 6px; padding: 0.35rem 0.65rem; }
+button { cursor: pointer; }
+.primary { background: var(--accent); border-color: var(--accent); color: var(--accent-text); }
+:focus-visible { outline: 2px solid var(--focus); outline-offset: 2px; }
+iframe { width: 100%; height: 75vh; border: 1px solid var(--border); border-radius: 6px; }
+#message { color: var(--danger); min-height: 1.5em; }
+`;

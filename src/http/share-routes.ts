@@ -79,7 +79,7 @@ function pageFor(shares: ShareService, token: string): { status: number; page: S
     const state = shares.peek(token);
     if (state.kind === 'open') return { status: 200, page: { ...state, token } };
     const nonce = randomBytes(16).toString('base64');
-    return { status: 200, page: { kind: 'protected', token, nonce } };
+    return { status: 200, page: { kind: 'protected', name: state.name, token, nonce } };
   } catch (err) {
     return errorPage(err);
   }

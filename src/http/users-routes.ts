@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config/schema.js';
 import { BOOTSTRAP_ADMIN_ID } from '../auth/bootstrap.js';
-import { adminOnly } from '../auth/guards.js';
+import { adminOnly, requireIdentity } from '../auth/guards.js';
 import type { ConfiguredAdmins } from '../auth/last-admin.js';
 import '../auth/plugin.js';
 import {
@@ -13,61 +13,83 @@ import {
   type NewUser,
   type UserPatch,
 } from '../auth/users.js';
+import { userChanges, type AdminAudit } from '../services/admin-audit.js';
 
-/** Admin user management under /api/users; every route needs the admin role (403 `forbidden`). */
-export async function usersRoutes(app: FastifyInstance): Promise<void> {
-  const { store } = app;
-  // A store that writes behind (configmap): a change is answered once it has landed.
-  const landed = async (): Promise<void> => store.flush?.();
-  const configuredNames = new Set(app.config.auth.apiKeys.map((entry) => entry.name));
-  const admins = configuredAdmins(app.config);
-  // preValidation, not preHandler: a non-admin learns nothing about body validation either.
-  app.addHook('preValidation', adminOnly);
+/**
+ * Admin user management under /api/users; every route needs the admin role (403 `forbidden`).
+ * Creating, changing and deleting a user is audited (AdminAudit).
+ */
+export const usersRoutes = (audit: AdminAudit) =>
+  async function routes(app: FastifyInstance): Promise<void> {
+    const { store } = app;
+    // A store that writes behind (configmap): a change is answered once it has landed.
+    const landed = async (): Promise<void> => store.flush?.();
+    const configuredNames = new Set(app.config.auth.apiKeys.map((entry) => entry.name));
+    const admins = configuredAdmins(app.config);
+    // preValidation, not preHandler: a non-admin learns nothing about body validation either.
+    app.addHook('preValidation', adminOnly);
 
-  app.get('/api/users', { schema: { response: { 200: userListSchema } } }, async () => {
-    const items = store.listUsers().map(userJson);
-    return { items, total: items.length };
-  });
+    app.get('/api/users', { schema: { response: { 200: userListSchema } } }, async () => {
+      const items = store.listUsers().map(userJson);
+      return { items, total: items.length };
+    });
 
-  app.post<{ Body: NewUser }>(
-    '/api/users',
-    { schema: { body: newUserSchema, response: { 201: createdSchema } } },
-    async (request, reply) => {
-      const { user, apiKey } = createUser(store, request.body, configuredNames);
-      app.auth.forget(user.id);
-      await landed();
-      return reply.status(201).send({ user: userJson(user), api_key: apiKey });
-    },
-  );
+    app.post<{ Body: NewUser }>(
+      '/api/users',
+      { schema: { body: newUserSchema, response: { 201: createdSchema } } },
+      async (request, reply) => {
+        const { user, apiKey } = await audit.change(
+          requireIdentity(request),
+          'user.create',
+          `apikey-${request.body.name}`,
+          async () => createUser(store, request.body, configuredNames),
+          (made) => userChanges(undefined, made.user),
+        );
+        app.auth.forget(user.id);
+        await landed();
+        return reply.status(201).send({ user: userJson(user), api_key: apiKey });
+      },
+    );
 
-  app.get<{ Params: { id: string } }>(
-    '/api/users/:id',
-    { schema: { params: idParams, response: { 200: userSchema } } },
-    async (request) => userJson(getUserOr404(store, request.params.id)),
-  );
+    app.get<{ Params: { id: string } }>(
+      '/api/users/:id',
+      { schema: { params: idParams, response: { 200: userSchema } } },
+      async (request) => userJson(getUserOr404(store, request.params.id)),
+    );
 
-  app.patch<{ Params: { id: string }; Body: UserPatch }>(
-    '/api/users/:id',
-    { schema: { params: idParams, body: patchSchema, response: { 200: userSchema } } },
-    async (request) => {
-      const user = updateUser(store, request.params.id, request.body, admins);
-      app.auth.forget(user.id);
-      await landed();
-      return userJson(user);
-    },
-  );
+    app.patch<{ Params: { id: string }; Body: UserPatch }>(
+      '/api/users/:id',
+      { schema: { params: idParams, body: patchSchema, response: { 200: userSchema } } },
+      async (request) => {
+        const { id } = request.params;
+        const before = store.getUser(id);
+        const user = await audit.change(
+          requireIdentity(request),
+          'user.update',
+          id,
+          async () => updateUser(store, id, request.body, admins),
+          (after) => userChanges(before, after),
+        );
+        app.auth.forget(user.id);
+        await landed();
+        return userJson(user);
+      },
+    );
 
-  app.delete<{ Params: { id: string } }>(
-    '/api/users/:id',
-    { schema: { params: idParams } },
-    async (request, reply) => {
-      deleteUser(store, request.params.id, admins);
-      app.auth.forget(request.params.id);
-      await landed();
-      return reply.status(204).send();
-    },
-  );
-}
+    app.delete<{ Params: { id: string } }>(
+      '/api/users/:id',
+      { schema: { params: idParams } },
+      async (request, reply) => {
+        const { id } = request.params;
+        await audit.change(requireIdentity(request), 'user.delete', id, async () =>
+          deleteUser(store, id, admins),
+        );
+        app.auth.forget(id);
+        await landed();
+        return reply.status(204).send();
+      },
+    );
+  };
 
 // `{not: {}}` rather than `false`: fastify's ajv runs with removeAdditional, which would silently
 // drop unknown fields under `false` instead of answering 400.

@@ -14,7 +14,7 @@ import {
   page,
   type MemoryState,
 } from './memory-state.js';
-import { auditFromRow } from './rows.js';
+import { auditFromRow, auditToRow } from './rows.js';
 import type { Store, UserRecord, VersionRecord } from './store.js';
 
 export interface MemoryStoreOptions {
@@ -245,7 +245,7 @@ export function createMemoryMirror(options: MemoryStoreOptions = {}): MemoryMirr
       const s = db();
       if (s.auditIds.has(event.id)) throw constraintError('UNIQUE', 'audit_events.id');
       s.auditIds.add(event.id);
-      s.audit.push({ seq: ++s.seq, event: auditFromRow(event) });
+      s.audit.push({ seq: ++s.seq, event: auditFromRow(auditToRow(event)) });
       const max = options.maxAuditEvents;
       if (max !== undefined && s.audit.length > max) {
         for (const { event: gone } of s.audit.splice(0, s.audit.length - max)) {
@@ -259,10 +259,12 @@ export function createMemoryMirror(options: MemoryStoreOptions = {}): MemoryMirr
           ({ event: e }) =>
             (query.actor === undefined || e.actor === query.actor) &&
             (query.action === undefined || e.action === query.action) &&
-            (query.app === undefined || e.target === query.app),
+            (query.actions === undefined || query.actions.includes(e.action)) &&
+            (query.app === undefined || e.target === query.app) &&
+            (query.since === undefined || compareText(e.time, query.since) >= 0),
         )
         .sort((a, b) => compareText(b.event.time, a.event.time) || b.seq - a.seq);
-      return page(matching, query.limit, 0).map(({ event }) => auditFromRow(event));
+      return page(matching, query.limit, 0).map(({ event }) => auditFromRow(auditToRow(event)));
     },
 
     getMeta(key) {

@@ -156,6 +156,13 @@ export const migrations: readonly Migration[] = [
       ALTER TABLE versions ADD COLUMN runtime_overrides TEXT;
     `,
   },
+  {
+    description: 'who deployed each version, and what an audit event adds to its action (JSON)',
+    sql: `
+      ALTER TABLE versions ADD COLUMN deployed_by TEXT;
+      ALTER TABLE audit_events ADD COLUMN details TEXT;
+    `,
+  },
 ];
 
 /**

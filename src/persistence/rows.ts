@@ -2,6 +2,7 @@ import type {
   Access,
   AppRecord,
   AuditAction,
+  AuditDetails,
   AuditEvent,
   DeployRecord,
   DepartmentRecord,
@@ -65,6 +66,7 @@ export interface VersionRow {
   outcome: string | null;
   reason: string | null;
   message: string | null;
+  deployed_by: string | null;
 }
 
 export interface UserRow {
@@ -97,7 +99,18 @@ export interface ShareLinkRow {
   revoked_at: string | null;
 }
 
-export type AuditRow = AuditEvent;
+export interface AuditRow {
+  id: string;
+  time: string;
+  actor: string;
+  action: string;
+  target: string;
+  outcome: string;
+  tenant_id: string;
+  source_hash: string;
+  /** AuditDetails as JSON; NULL when the event has none. */
+  details: string | null;
+}
 
 /** Copies `value` onto `target[key]` only when the column was not NULL. */
 function opt<T extends object, K extends keyof T>(target: T, key: K, value: T[K] | null): void {
@@ -180,6 +193,7 @@ export function versionFromRow(row: VersionRow): VersionRecord {
   if (row.env !== null) v.env = envFromJson(row.env);
   if (row.allowed_hosts !== null) v.allowedHosts = JSON.parse(row.allowed_hosts) as string[];
   opt(v, 'ttl', row.ttl);
+  opt(v, 'deployedBy', row.deployed_by);
   // Only setVersionOutcome and addVersion write this column, always from a typed record.
   opt(v, 'outcome', row.outcome as Outcome | null);
   opt(v, 'reason', row.reason);
@@ -206,6 +220,7 @@ export function versionToRow(v: VersionRecord): VersionRow {
     outcome: v.outcome ?? null,
     reason: v.reason ?? null,
     message: v.message ?? null,
+    deployed_by: v.deployedBy ?? null,
   };
 }
 
@@ -295,7 +310,7 @@ export function shareLinkToRow(l: ShareLinkRecord): ShareLinkRow {
 }
 
 export function auditFromRow(row: AuditRow): AuditEvent {
-  return {
+  const event: AuditEvent = {
     id: row.id,
     time: row.time,
     actor: row.actor,
@@ -304,5 +319,21 @@ export function auditFromRow(row: AuditRow): AuditEvent {
     outcome: row.outcome,
     tenant_id: row.tenant_id,
     source_hash: row.source_hash,
+  };
+  if (row.details !== null) event.details = JSON.parse(row.details) as AuditDetails;
+  return event;
+}
+
+export function auditToRow(e: AuditEvent): AuditRow {
+  return {
+    id: e.id,
+    time: e.time,
+    actor: e.actor,
+    action: e.action,
+    target: e.target,
+    outcome: e.outcome,
+    tenant_id: e.tenant_id,
+    source_hash: e.source_hash,
+    details: e.details ? JSON.stringify(e.details) : null,
   };
 }

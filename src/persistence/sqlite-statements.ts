@@ -12,7 +12,10 @@ interface Page {
 interface AuditFilter {
   actor: string | null;
   action: string | null;
+  /** A JSON array of actions, any of which matches. */
+  actions: string | null;
   target: string | null;
+  since: string | null;
   limit: number;
 }
 
@@ -22,12 +25,13 @@ const APP_COLS =
   'last_deploy, snapshot, build, access';
 const VERSION_COLS =
   'app_id, version, timestamp, template, lane, entrypoint, source_hash, source_key, ' +
-  'rolled_back_from, env, allowed_hosts, ttl, outcome, reason, message, build, runtime_overrides';
+  'rolled_back_from, env, allowed_hosts, ttl, outcome, reason, message, build, runtime_overrides, ' +
+  'deployed_by';
 const USER_COLS = 'id, name, email, role, status, department, api_key_hash, created_at, updated_at';
 const DEPARTMENT_COLS = 'id, name, description, created_at';
 const LINK_COLS =
   'token, app_id, owner_id, password_hash, expires_in, expires_at, created_at, revoked_at';
-const AUDIT_COLS = 'id, time, actor, action, target, outcome, tenant_id, source_hash';
+const AUDIT_COLS = 'id, time, actor, action, target, outcome, tenant_id, source_hash, details';
 
 const params = (cols: string): string =>
   cols
@@ -131,7 +135,9 @@ export function prepareStatements(db: Database) {
     listAudit: s<AuditFilter, AuditRow>(
       `SELECT ${AUDIT_COLS} FROM audit_events ` +
         'WHERE (@actor IS NULL OR actor = @actor) AND (@action IS NULL OR action = @action) ' +
-        'AND (@target IS NULL OR target = @target) ORDER BY time DESC, seq DESC LIMIT @limit',
+        'AND (@actions IS NULL OR action IN (SELECT value FROM json_each(@actions))) ' +
+        'AND (@target IS NULL OR target = @target) AND (@since IS NULL OR time >= @since) ' +
+        'ORDER BY time DESC, seq DESC LIMIT @limit',
     ),
 
     getMeta: s<[string], string>('SELECT value FROM meta WHERE key = ?').pluck(),

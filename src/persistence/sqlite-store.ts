@@ -7,6 +7,7 @@ import type { EnvKeyOptions } from './env-key.js';
 import { createPrivateFile, ensurePrivateFile } from './private-files.js';
 import {
   auditFromRow,
+  auditToRow,
   departmentFromRow,
   departmentToRow,
   shareLinkFromRow,
@@ -207,13 +208,15 @@ export function openSqliteStore(path: string, opts: SqliteStoreOptions = {}): St
     },
 
     appendAudit(event) {
-      st.appendAudit.run(auditFromRow(event));
+      st.appendAudit.run(auditToRow(event));
     },
     listAudit(query) {
       const rows = st.listAudit.all({
         actor: query.actor ?? null,
         action: query.action ?? null,
+        actions: query.actions ? JSON.stringify(query.actions) : null,
         target: query.app ?? null,
+        since: query.since ?? null,
         limit: sqlLimit(query.limit),
       });
       return rows.map(auditFromRow);

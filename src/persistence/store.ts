@@ -157,6 +157,8 @@ export interface VersionRecord {
   env?: EnvItem[];
   allowedHosts?: string[];
   ttl?: string;
+  /** The user ID that deployed, rolled back to or reconfigured this version; absent on older rows. */
+  deployedBy?: string;
   /** Absent on versions deployed before outcomes were recorded (except the one a migration saw). */
   outcome?: Outcome;
   reason?: string;
@@ -201,8 +203,54 @@ export interface ShareLinkRecord {
   revokedAt?: string;
 }
 
-/** A rollback is recorded as a deploy; `update` is a change of the app's settings (its access). */
-export type AuditAction = 'deploy' | 'delete' | 'suspend' | 'resume' | 'update';
+/**
+ * A rollback is recorded as a deploy (its details say so); `update` is a change of the app's
+ * settings (its access). The `user.*` and `department.*` actions target a user or department ID.
+ */
+export type AuditAction = AppAuditAction | AdminAuditAction;
+export type AppAuditAction = 'deploy' | 'delete' | 'suspend' | 'resume' | 'update';
+export type AdminAuditAction =
+  | 'user.create'
+  | 'user.update'
+  | 'user.delete'
+  | 'department.create'
+  | 'department.update'
+  | 'department.delete';
+
+export const APP_AUDIT_ACTIONS: readonly AppAuditAction[] = [
+  'deploy',
+  'delete',
+  'suspend',
+  'resume',
+  'update',
+];
+export const ADMIN_AUDIT_ACTIONS: readonly AdminAuditAction[] = [
+  'user.create',
+  'user.update',
+  'user.delete',
+  'department.create',
+  'department.update',
+  'department.delete',
+];
+
+/** What an event adds to its action: never a secret (no env value, key or password). */
+export interface AuditDetails {
+  /** The version a deploy, rollback or config release made. */
+  version?: number;
+  /** A rollback: the version that served before it (if any) and the one whose release it restored. */
+  rollback?: { from?: number; to: number };
+  /** An update: each field it changed, with the old and new value where they are not private. */
+  changes?: AuditChange[];
+  /** A refusal or failure: its error code and what the caller was told. */
+  reason?: string;
+  message?: string;
+}
+
+export interface AuditChange {
+  field: string;
+  from?: string;
+  to?: string;
+}
 
 export interface AuditEvent {
   id: string;
@@ -213,11 +261,17 @@ export interface AuditEvent {
   outcome: string;
   tenant_id: string;
   source_hash: string;
+  /** Absent on events that add nothing to their action, and on events stored before details. */
+  details?: AuditDetails;
 }
 
 export interface AuditQuery {
   actor?: string;
   action?: string;
+  /** Any of these actions (with `action`, both must match). */
+  actions?: readonly string[];
   app?: string;
+  /** Only events at or after this ISO 8601 time. */
+  since?: string;
   limit: number;
 }

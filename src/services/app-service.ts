@@ -4,7 +4,7 @@ import type { Config } from '../config/schema.js';
 import { notFound } from '../errors.js';
 import { liveReleaseOf, liveVersionOf, releaseOf } from '../persistence/release.js';
 import type { StorageHealth } from '../persistence/storage-health.js';
-import type { Access, AppRecord, Store } from '../persistence/store.js';
+import type { Access, AppRecord, AuditChange, Store } from '../persistence/store.js';
 import { classify } from '../sources/classify.js';
 import { mintSourceKey } from '../sources/keys.js';
 import type { SourceStore } from '../sources/source-store.js';
@@ -16,6 +16,7 @@ import {
   releasesWith,
   sameSettings,
   validateChange,
+  type AppChange,
 } from './app-change.js';
 import { AuditTrail, sourceHash } from './audit-trail.js';
 import { AuditedActions } from './audited-actions.js';
@@ -72,10 +73,14 @@ export class AppService {
   async rollback(identity: Identity, id: string, version: number): Promise<DeployOutcome> {
     const app = this.actions.authorize(identity, 'deploy', id);
     const outcome = await this.actions.attempt(identity, 'deploy', id, {
-      run: () => this.history.rollback(app, version),
+      run: () => this.history.rollback(app, version, identity.userId),
       hash: () => this.audit.hashOf(id, version),
     });
-    this.actions.deployed(identity, outcome.app, outcome.version, outcome.sourceHash);
+    const rollback = {
+      ...(app.liveVersion === undefined ? {} : { from: app.liveVersion }),
+      to: version,
+    };
+    this.actions.deployed(identity, outcome.app, outcome.version, outcome.sourceHash, { rollback });
     return outcome;
   }
 
@@ -203,8 +208,11 @@ export class AppService {
           : this.storeAccess(id, access),
     });
     if (access === 'public') gate?.changed(id);
-    const outcome = (before.access ?? 'public') === access ? 'noop' : 'ok';
-    this.actions.recorded(identity, 'update', after, outcome, this.audit.hashOf(id));
+    const was = before.access ?? 'public';
+    const outcome = was === access ? 'noop' : 'ok';
+    this.actions.recorded(identity, 'update', after, outcome, this.audit.hashOf(id), {
+      changes: [{ field: 'access', from: was, to: access }],
+    });
     return after;
   }
 
@@ -223,15 +231,22 @@ export class AppService {
       change.access === undefined ? app : await this.setAccess(identity, id, change.access);
     if (!from) return { app: after };
     const before = this.actions.authorize(identity, 'deploy', id);
+    const changes = releaseChanges(change);
     if (sameSettings(releaseOf(from, before), applyChange(releaseOf(from, before), change))) {
-      this.actions.recorded(identity, 'deploy', before, 'noop', from.sourceHash);
+      this.actions.recorded(identity, 'deploy', before, 'noop', from.sourceHash, { changes });
       return { app: before };
     }
     const outcome = await this.actions.attempt(identity, 'deploy', id, {
-      run: () => this.history.reconfigure(before, from, (release) => applyChange(release, change)),
+      run: () =>
+        this.history.reconfigure(
+          before,
+          from,
+          (release) => applyChange(release, change),
+          identity.userId,
+        ),
       hash: () => from.sourceHash,
     });
-    this.actions.deployed(identity, outcome.app, outcome.version, outcome.sourceHash);
+    this.actions.deployed(identity, outcome.app, outcome.version, outcome.sourceHash, { changes });
     return outcome;
   }
 
@@ -279,6 +294,18 @@ export interface DeployOutcome {
   app: AppRecord;
   version: number;
   sourceHash: string;
+}
+
+/**
+ * The release fields a PATCH changes, for the trail: env and egress as fields only (the trail
+ * holds no env, names nor values), the ttl with its new value.
+ */
+function releaseChanges(change: AppChange): AuditChange[] {
+  const changes: AuditChange[] = [];
+  if (change.env) changes.push({ field: 'env' });
+  if (change.ttl !== undefined) changes.push({ field: 'ttl', to: change.ttl });
+  if (change.allowedHosts !== undefined) changes.push({ field: 'egress.allowed_hosts' });
+  return changes;
 }
 
 /** Admins, and everyone when auth is disabled, see every app. */

@@ -7,7 +7,14 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { AppEvent, AppRegistry } from '../actors/registry.js';
 import type { Identity } from '../auth/identity.js';
 import { AppError } from '../errors.js';
-import type { AppRecord, AuditAction, AuditEvent, Store } from '../persistence/store.js';
+import {
+  APP_AUDIT_ACTIONS,
+  type AppRecord,
+  type AuditAction,
+  type AuditDetails,
+  type AuditEvent,
+  type Store,
+} from '../persistence/store.js';
 import { WriteRetry } from '../persistence/write-retry.js';
 import type { Log } from '../logging.js';
 
@@ -23,6 +30,8 @@ export type AuditOutcome = 'ok' | 'denied' | 'failed' | 'rejected' | 'noop' | 'e
 export const SYSTEM_ACTOR = 'system';
 
 export const AUDIT_DEFAULT_LIMIT = 200;
+/** An event's message is a diagnosis, not a log: longer ones are cut. */
+export const MAX_MESSAGE = 500;
 export const AUDIT_MAX_LIMIT = 1_000;
 
 export interface AuditEntry {
@@ -32,6 +41,7 @@ export interface AuditEntry {
   outcome: AuditOutcome;
   tenantId: string;
   sourceHash: string;
+  details?: AuditDetails;
 }
 
 export class AuditTrail {
@@ -62,12 +72,27 @@ export class AuditTrail {
       tenant_id: entry.tenantId,
       source_hash: entry.sourceHash,
     };
+    if (entry.details && Object.keys(entry.details).length > 0) event.details = entry.details;
     this.writes.run(`audit:${event.id}`, () => this.store.appendAudit(event));
   }
 
   list(query: { actor?: string; action?: string; app?: string; limit?: number }): AuditEvent[] {
     const limit = Math.min(AUDIT_MAX_LIMIT, query.limit ?? AUDIT_DEFAULT_LIMIT);
     return this.store.listAudit({ ...query, limit });
+  }
+
+  /**
+   * The app's own feed, for its owner: what was done to it since it was created. Events on an
+   * earlier app of the same name (deleted, perhaps someone else's) and events on users or
+   * departments that share its name are not its.
+   */
+  ofApp(app: Pick<AppRecord, 'id' | 'createdAt'>, limit = AUDIT_DEFAULT_LIMIT): AuditEvent[] {
+    return this.store.listAudit({
+      app: app.id,
+      actions: APP_AUDIT_ACTIONS,
+      since: app.createdAt,
+      limit: Math.min(AUDIT_MAX_LIMIT, limit),
+    });
   }
 
   /** Records what the system does on its own; what users do, the service records with the user. */
@@ -105,6 +130,19 @@ export class AuditTrail {
 
 /** The tenant of a caller acting outside an app it may touch: its department, or itself. */
 export const callerTenant = (identity: Identity): string => identity.department ?? identity.userId;
+
+/** What a refusal or failure adds to its event: the error code and what the caller was told. */
+export function reasonOf(err: unknown): AuditDetails {
+  if (!(err instanceof AppError)) return { reason: 'internal_error' };
+  return { reason: err.code, message: summaryOf(err.message) };
+}
+
+/**
+ * A message without the lines it quotes (a failure's `; last lines:`): what an app printed stays
+ * in its log, its owner's to read, out of the trail.
+ */
+export const summaryOf = (message: string): string =>
+  (message.split('\n')[0] ?? '').replace(/; last lines:$/, '').slice(0, MAX_MESSAGE);
 
 /** The audit outcome of an action that threw. */
 export function outcomeOf(err: unknown): AuditOutcome {

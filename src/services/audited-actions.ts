@@ -1,7 +1,14 @@
 import { isAdmin, type Identity } from '../auth/identity.js';
 import { AppError } from '../errors.js';
-import type { AppRecord, AuditAction, Store } from '../persistence/store.js';
-import { callerTenant, outcomeOf, type AuditOutcome, type AuditTrail } from './audit-trail.js';
+import type { AppRecord, AuditAction, AuditDetails, Store } from '../persistence/store.js';
+import {
+  callerTenant,
+  outcomeOf,
+  reasonOf,
+  summaryOf,
+  type AuditOutcome,
+  type AuditTrail,
+} from './audit-trail.js';
 import { requireScope } from './deploy-policy.js';
 
 /**
@@ -60,6 +67,7 @@ export class AuditedActions {
     app: AppRecord,
     outcome: AuditOutcome,
     hash: string,
+    details?: AuditDetails,
   ): void {
     this.trail.record({
       actor: identity.userId,
@@ -68,18 +76,33 @@ export class AuditedActions {
       outcome,
       tenantId: this.trail.tenantOf(app),
       sourceHash: hash,
+      details,
     });
   }
 
   /**
    * A deploy was accepted: `ok` even when still on its way (202), `failed` when its version failed
-   * (the app may still be Ready on the version before it).
+   * (the app may still be Ready on the version before it). `details` say what kind of deploy it
+   * was (a rollback, a config release); the version it made and why it failed are added here.
    */
-  deployed(identity: Identity, app: AppRecord, version: number, hash: string): void {
+  deployed(
+    identity: Identity,
+    app: AppRecord,
+    version: number,
+    hash: string,
+    details: AuditDetails = {},
+  ): void {
     const last = app.lastDeploy;
-    const failed =
-      app.phase === 'Failed' || (last?.version === version && last.outcome === 'Failed');
-    this.recorded(identity, 'deploy', app, failed ? 'failed' : 'ok', hash);
+    const mine = last?.version === version ? last : undefined;
+    const failed = app.phase === 'Failed' || mine?.outcome === 'Failed';
+    const why = failed ? (mine?.reason ?? app.reason) : undefined;
+    const said = failed ? summaryOf(mine?.message ?? app.message) : undefined;
+    this.recorded(identity, 'deploy', app, failed ? 'failed' : 'ok', hash, {
+      version,
+      ...details,
+      ...(why ? { reason: why } : {}),
+      ...(said ? { message: said } : {}),
+    });
   }
 
   /**
@@ -103,6 +126,7 @@ export class AuditedActions {
       outcome: outcomeOf(err),
       tenantId: mine ? this.trail.tenantOf(app) : callerTenant(identity),
       sourceHash: hash?.() ?? (app ? this.trail.hashOf(target) : ''),
+      details: reasonOf(err),
     });
   }
 }

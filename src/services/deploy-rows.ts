@@ -58,6 +58,7 @@ export function releaseRows(input: ReleaseInput): { app: AppRecord; version: Ver
     sourceKey: input.sourceKey,
     ...(overrides ? { overrides } : {}),
     ...settings,
+    deployedBy: identity.userId,
     ...(failure ?? { outcome: 'Pending' as const }),
   };
   // A release that cannot run leaves a live app as it is: its version records why, and the

@@ -4,6 +4,7 @@ import type { PublicUrls } from './public-urls.js';
 import type { Store } from '../persistence/store.js';
 import type { Sandbox } from '../runtime/runtime.js';
 import type { Log } from '../logging.js';
+import type { StatusCounts } from '../metrics.js';
 
 /** Where a direct route sends an app's visitors: a pod's address, or a socket on this host. */
 export type RouteTarget = { host: string; port: number } | { socket: string };
@@ -21,6 +22,8 @@ export interface RoutePublisher {
   ensureFallback(appsDomain: string): Promise<void>;
   /** Visitors reached these apps through their routes lately (idle suspend counts them). */
   onActivity?(listener: (appIds: string[]) => void): void;
+  /** Requests the routes carried to each app since the last count, by status class. */
+  onRequests?(listener: (appId: string, counts: StatusCounts) => void): void;
   /** Stops watching for activity; the routes themselves stay as they are. */
   stop?(): void;
 }

@@ -36,6 +36,8 @@ export interface VersionView {
   message?: string;
   /** True on the version that serves now (the app's live_version). */
   live: boolean;
+  /** The user ID that deployed (or rolled back to, or reconfigured) it; absent on older rows. */
+  deployed_by?: string;
 }
 
 export interface HistoryDeps {
@@ -60,6 +62,8 @@ interface ReleaseHow {
   settings: (app: AppRecord) => Release;
   rolledBackFrom?: number;
   note: string;
+  /** The user ID the new version is recorded as deployed by. */
+  by: string;
 }
 
 export class HistoryService {
@@ -74,7 +78,7 @@ export class HistoryService {
   }
 
   /** Redeploys version `target`'s source as a new version; waits up to the budget for Ready. */
-  async rollback(app: AppRecord, target: number): Promise<RollbackOutcome> {
+  async rollback(app: AppRecord, target: number, by: string): Promise<RollbackOutcome> {
     const from = this.deps.store.getVersion(app.id, target);
     if (!from) throw unknownVersion(`app ${app.id} has no version ${target}`);
     return this.release(app.id, from, {
@@ -82,6 +86,7 @@ export class HistoryService {
       settings: (current) => releaseOf(from, current),
       rolledBackFrom: from.version,
       note: `rollback to version ${from.version}`,
+      by,
     });
   }
 
@@ -93,10 +98,12 @@ export class HistoryService {
     app: AppRecord,
     from: VersionRecord,
     change: (release: Release) => Release,
+    by: string,
   ): Promise<RollbackOutcome> {
     return this.release(app.id, from, {
       settings: (current) => change(releaseOf(from, current)),
       note: `settings of version ${from.version} changed`,
+      by,
     });
   }
 
@@ -161,6 +168,7 @@ export class HistoryService {
         // What the release asked for stays asked for: a later redeploy asks for it again.
         ...(from.overrides ? { overrides: from.overrides } : {}),
         ...(how.rolledBackFrom === undefined ? {} : { rolledBackFrom: how.rolledBackFrom }),
+        deployedBy: how.by,
         outcome: 'Pending',
       });
     });
@@ -206,6 +214,7 @@ export function versionView(v: VersionRecord, app: AppRecord): VersionView {
   if (v.outcome !== undefined) view.outcome = v.outcome;
   if (v.reason !== undefined) view.reason = v.reason;
   if (v.message !== undefined) view.message = v.message;
+  if (v.deployedBy !== undefined) view.deployed_by = v.deployedBy;
   return view;
 }
 

@@ -99,9 +99,10 @@ export class ShareService {
    * What a visitor without a password may learn: the app's view for an open link, only the fact
    * that a password is needed for a protected one. Expired, revoked or unknown links are 404.
    */
-  peek(token: string): { kind: 'open'; view: ShareView } | { kind: 'protected' } {
+  peek(token: string): { kind: 'open'; view: ShareView } | { kind: 'protected'; name: string } {
     const { link, app } = this.activeLink(token);
-    if (link.passwordHash !== undefined) return { kind: 'protected' };
+    // The name only (the holder of the link was told which app it opens; it is its subdomain too).
+    if (link.passwordHash !== undefined) return { kind: 'protected', name: app.name };
     // No code: the page sends a private app's visitor through `/share/<token>/open`, which mints
     // one when it is clicked, not when the page was drawn.
     return { kind: 'open', view: baseView(app) };

@@ -31,6 +31,7 @@ describe('.ci/run', () => {
       'vitest',
       'schemathesis',
       'k8s',
+      'vitest-lts',
     ]);
   });
 });

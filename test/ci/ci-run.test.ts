@@ -48,6 +48,14 @@ beforeEach(() => {
   for (const file of FILES) cpSync(join(ROOT, file), join(dir, 'repo', file));
   mkdirSync(join(dir, 'repo/test/k8s'), { recursive: true });
   writeFileSync(join(dir, 'repo/test/k8s/build.sh'), 'echo "build.sh" >>"$CALLS"\n');
+  // The LTS Node's run: logged, and a report where .ci/run asks for it.
+  writeFileSync(
+    join(dir, 'repo/.ci/lts-vitest.sh'),
+    `echo "lts-vitest.sh $1" >>"$CALLS"
+for arg in "$@"; do case "$arg" in --outputFile=*) out="\${arg#--outputFile=}" ;; esac; done
+printf '{"numPassedTests":3,"numFailedTests":0,"numPendingTests":1,"numTodoTests":0,"testResults":[]}' >"$out"
+`,
+  );
   mkdirSync(join(dir, 'bin'));
   for (const [name, body] of Object.entries(STANDINS)) {
     writeFileSync(join(dir, 'bin', name), `#!/usr/bin/env bash\n${body}\n`);
@@ -95,8 +103,9 @@ describe('.ci/run', () => {
       'npm run test:api',
       'build.sh',
       'npx vitest run',
+      'lts-vitest.sh run',
     ]);
-    expect(lines.slice(-8)).toEqual([
+    expect(lines.slice(-9)).toEqual([
       'typecheck: 1 passed, 0 failed',
       'lint: 0 passed, 1 failed (exit status 1)',
       'api-lint: 0 passed, 1 failed (exit status 2)',
@@ -104,21 +113,22 @@ describe('.ci/run', () => {
       'vitest: 5 passed, 0 failed, 1 skipped',
       'schemathesis: 2 passed, 0 failed',
       'k8s: 2 passed, 0 failed, 1 skipped',
-      '11 passed, 2 failed, 2 skipped',
+      'vitest-lts: 3 passed, 0 failed, 1 skipped',
+      '14 passed, 2 failed, 3 skipped',
     ]);
     expect(status).not.toBe(0);
   });
 
   it('exits 0 when everything passed', async () => {
     const { status, lines } = await ciRun({});
-    expect(lines.at(-1)).toBe('13 passed, 0 failed, 2 skipped');
+    expect(lines.at(-1)).toBe('16 passed, 0 failed, 3 skipped');
     expect(status).toBe(0);
   });
 
   it('counts every suite as failed when the install fails, and runs none', async () => {
     const { status, lines } = await ciRun({ NPM_CI_STATUS: '1' });
     expect(calls().at(-1)).toBe('npm ci');
-    expect(lines.at(-1)).toBe('0 passed, 7 failed');
+    expect(lines.at(-1)).toBe('0 passed, 8 failed');
     expect(status).not.toBe(0);
   });
 });

@@ -76,5 +76,33 @@ export async function screenshot(page: Page, name: string, mask: Locator[] = [])
   await page.emulateMedia({ colorScheme: 'light' });
 }
 
+/**
+ * Fails when the page scrolls sideways or any visible element reaches past the viewport's right
+ * edge (content inside an element that scrolls or clips on its own is that element's business).
+ */
+export async function expectNoOverflow(page: Page, label: string): Promise<void> {
+  const wide = await page.evaluate(() => {
+    const width = document.documentElement.clientWidth;
+    const clipped = (el: Element): boolean => {
+      for (let up = el.parentElement; up; up = up.parentElement) {
+        if (getComputedStyle(up).overflowX !== 'visible') return true;
+      }
+      return false;
+    };
+    const out = [...document.body.querySelectorAll('*')]
+      .filter((el) => {
+        const box = el.getBoundingClientRect();
+        return box.width > 0 && box.right > width + 0.5 && !clipped(el);
+      })
+      .map(
+        (el) =>
+          `${el.tagName.toLowerCase()}.${el.className} (${el.getBoundingClientRect().right}px)`,
+      );
+    const page = document.documentElement.scrollWidth;
+    return page > width ? [`the page is ${page}px wide`, ...out] : out;
+  });
+  expect(wide, `${label}: wider than the viewport`).toEqual([]);
+}
+
 /** A row of the apps table by app id. */
 export const appRow = (page: Page, id: string) => page.locator(`tr[data-app="${id}"]`);

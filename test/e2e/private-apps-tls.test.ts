@@ -4,52 +4,19 @@
  * works over HTTPS on the app's host. Real server with autoTLS, real sandbox, real HTTPS.
  */
 import { readFileSync } from 'node:fs';
-import { request } from 'node:https';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deployForm, httpsTo, type HttpsInit } from '../support/https-client.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { tarGz } from '../support/tarball.js';
 
 const ALICE = 'alice-private-tls-key-0123456789';
 
-type Answer = {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-};
-
 describe('private apps under TLS', () => {
   let server: TestServer;
   let ca: string;
 
-  /** HTTPS to the server's port with `host` in the Host header; the CA pinned, the name not checked. */
-  const https = (
-    url: string,
-    init: { method?: string; headers?: Record<string, string>; body?: string | Buffer } = {},
-  ): Promise<Answer> =>
-    new Promise((resolve, reject) => {
-      const target = new URL(url);
-      const req = request(
-        {
-          host: '127.0.0.1',
-          port: target.port,
-          path: `${target.pathname}${target.search}`,
-          method: init.method ?? 'GET',
-          headers: { host: target.host, ...init.headers },
-          ca,
-          // The certificate names localhost, not every <app>.localhost: pinned, not name-checked.
-          checkServerIdentity: () => undefined,
-        },
-        (res) => {
-          let body = '';
-          res.setEncoding('utf8');
-          res.on('data', (chunk: string) => (body += chunk));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-        },
-      );
-      req.on('error', reject);
-      req.end(init.body);
-    });
+  const https = (url: string, init: HttpsInit = {}) => httpsTo(ca, url, init);
   const api = (method: string, path: string, json?: unknown) =>
     https(`${server.baseURL}${path}`, {
       method,
@@ -75,24 +42,14 @@ describe('private apps under TLS', () => {
   it('hands out a Secure, __Host- cookie that opens the app over HTTPS on its own host', async () => {
     expect(server.baseURL.startsWith('https://')).toBe(true);
     const source = await tarGz({ 'index.html': '<!doctype html><p>members only</p>' });
-    const boundary = 'slipway-tls-boundary';
-    const form = Buffer.concat([
-      Buffer.from(
-        `--${boundary}\r\nContent-Disposition: form-data; name="metadata"\r\n\r\n` +
-          `${JSON.stringify({ name: 'vault', access: 'private' })}\r\n` +
-          `--${boundary}\r\nContent-Disposition: form-data; name="source"; filename="s.tar.gz"\r\n` +
-          'Content-Type: application/gzip\r\n\r\n',
-      ),
-      source,
-      Buffer.from(`\r\n--${boundary}--\r\n`),
-    ]);
+    const form = deployForm({ name: 'vault', access: 'private' }, source);
     const deployed = await https(`${server.baseURL}/v1/deploy`, {
       method: 'POST',
       headers: {
         authorization: `Bearer ${ALICE}`,
-        'content-type': `multipart/form-data; boundary=${boundary}`,
+        'content-type': form.type,
       },
-      body: form,
+      body: form.body,
     });
     expect(deployed.status, deployed.body).toBe(200);
     const app = JSON.parse((await api('GET', '/v1/apps/vault')).body) as {

@@ -40,13 +40,17 @@ describe('the public share page /share/{token}', () => {
     expect(page.text).not.toContain('<script');
   });
 
-  it('asks for the password of a protected link and reveals nothing of the app', async () => {
+  it('asks for the password of a protected link, naming the app and revealing nothing else', async () => {
     const link = await createLink(base, ALICE, 'page-app', { password: 'letmein' });
     const page = await call(base, `/share/${link.token}`);
     expect(page.status).toBe(200);
-    expect(page.text).toContain('<form id="unlock">');
+    expect(page.text).toContain('<form id="unlock" class="panel">');
     expect(page.text).toContain('type="password"');
-    expect(page.text).not.toContain('page-app');
+    expect(page.text).toContain('<title>page-app</title>');
+    expect(page.text).toContain('<h1>page-app</h1>');
+    // Not its URL, status or frame: those come only with the password.
+    expect(page.text).not.toContain('page-app.');
+    expect(page.text).not.toContain('<iframe');
     const nonce = /<script nonce="([^"]+)">/.exec(page.text)?.[1];
     expect(nonce).toBeTruthy();
     expect(page.headers.get('content-security-policy')).toContain(`'nonce-${nonce}'`);

@@ -55,10 +55,17 @@ describe('the share page escapes everything it shows', () => {
     expect(html).not.toContain('href="http://demo.localhost:8080');
   });
 
-  it('keeps the protected page free of the app, with a nonce-bound script', () => {
-    const html = renderSharePage({ kind: 'protected', token: 'ab"<cd', nonce: 'n0nce' });
+  it('names the app on the protected page, escaped, with a nonce-bound script', () => {
+    const html = renderSharePage({
+      kind: 'protected',
+      name: EVIL,
+      token: 'ab"<cd',
+      nonce: 'n0nce',
+    });
     expect(html).toContain('data-token="ab&quot;&lt;cd"');
-    expect(html).toContain('<form id="unlock">');
+    expect(html).not.toContain('<img');
+    expect(html).toContain('<h1>&lt;img src=x');
+    expect(html).toContain('<form id="unlock" class="panel">');
     expect(html).toContain('type="password"');
     expect(html).toContain('<script nonce="n0nce">');
     expect(html).not.toContain('innerHTML');

@@ -143,6 +143,7 @@ export function recordCases(store: () => Store): void {
       env: [{ name: 'COLOR', value: 'blue' }],
       allowedHosts: ['api.example.com'],
       ttl: '5m',
+      deployedBy: 'apikey-alice',
       outcome: 'Pending',
     });
     s.addVersion(release);

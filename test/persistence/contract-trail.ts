@@ -24,6 +24,21 @@ export function trailCases(store: () => Store): void {
     );
   });
 
+  it("keeps an event's details, and filters on any of several actions and on a start time", () => {
+    const s = store();
+    const rollback = audit('e1', '2025-01-01T00:00:01.000Z', {
+      details: { version: 3, rollback: { from: 2, to: 1 } },
+    });
+    s.appendAudit(rollback);
+    s.appendAudit(audit('e2', '2025-01-01T00:00:02.000Z', { action: 'user.create', target: 'x' }));
+    s.appendAudit(audit('e3', '2025-01-01T00:00:03.000Z', { action: 'suspend' }));
+    expect(s.listAudit({ limit: 10, app: 'web', actions: ['deploy'] })).toEqual([rollback]);
+    const ids = (q: Parameters<Store['listAudit']>[0]) => s.listAudit(q).map((e) => e.id);
+    expect(ids({ limit: 10, actions: ['deploy', 'suspend'] })).toEqual(['e3', 'e1']);
+    expect(ids({ limit: 10, since: '2025-01-01T00:00:02.000Z' })).toEqual(['e3', 'e2']);
+    expect(ids({ limit: 10, actions: [] })).toEqual([]);
+  });
+
   it('refuses a duplicate audit id', () => {
     const s = store();
     s.appendAudit(audit('e1', '2025-01-01T00:00:01.000Z'));

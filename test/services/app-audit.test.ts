@@ -82,6 +82,15 @@ describe('audit outcomes', () => {
       'suspend:junk:noop',
       'resume:junk:noop',
     ]);
+    // Each says why: the refusal's error code, the failure's reason; what the app printed stays
+    // in its log, out of the trail.
+    const [resumed, , deployFailed, rejected] = trail.list({});
+    expect(rejected?.details).toMatchObject({ reason: expect.stringMatching(/^[a-z_]+$/) });
+    expect(rejected?.details?.message).toBeTruthy();
+    expect(deployFailed?.details).toMatchObject({ version: 1, reason: 'AppExited' });
+    expect(deployFailed?.details?.message).toMatch(/exited with code 1/);
+    expect(deployFailed?.details?.message).not.toContain('boom');
+    expect(resumed?.details).toBeUndefined();
   });
 
   it('records a rollback to a version that does not exist as rejected, as a deploy', async () => {
@@ -90,6 +99,9 @@ describe('audit outcomes', () => {
     const ok = await apps.rollback(alice, 'web', 1);
     expect(ok).toMatchObject({ version: 2, app: { phase: 'Ready' } });
     expect(seen()).toEqual(['deploy:web:ok', 'deploy:web:rejected', 'deploy:web:ok']);
+    const [rollback, refused] = trail.list({});
+    expect(rollback?.details).toEqual({ version: 2, rollback: { from: 1, to: 1 } });
+    expect(refused?.details).toMatchObject({ reason: 'unknown_version' });
     expect(apps.versions(alice, 'web')).toMatchObject([
       { version: 2, rolled_back_from: 1 },
       { version: 1 },

@@ -16,6 +16,8 @@ export function haproxyPaths(dir: string) {
     controlPlane: join(dir, 'cp.sock'),
     /** The control plane's socket for requests a freed slot still gets (hold-listener.ts). */
     hold: join(dir, 'hold.sock'),
+    /** The certificate and its key in one file (HAProxy's `crt`), when TLS is on: mode 0600. */
+    tls: join(dir, 'tls.pem'),
     /** The relay's socket: it holds visitors while no control plane listens (relay.ts). */
     relay: join(dir, 'relay.sock'),
     /** The relay's bundle, which HAProxy's master runs beside its worker. */
@@ -37,6 +39,8 @@ export interface HaproxySettings {
   headersTimeoutMs: number;
   /** The Node binary that runs the relay. */
   node: string;
+  /** TLS is on: the proxy ends it with `paths.tls`; its digest, so a new certificate reloads. */
+  tls?: { sha256: string };
 }
 
 /** The backend name of slot n, as the route map holds it. */
@@ -64,6 +68,13 @@ const MARK_DOWN = 'observe layer4 error-limit 1 on-error mark-down';
  */
 export function haproxyConfig(settings: HaproxySettings, paths: HaproxyPaths): string {
   const bind = isIP(settings.host) === 6 ? `ipv6@${settings.host}` : settings.host;
+  // Under TLS the proxy ends it for the apps it routes, and speaks TLS again to the control
+  // plane, whose listener is the same HTTPS server as without a front door (its certificate is
+  // the one served here, on a socket only this proxy reaches: nothing to verify).
+  const tls = settings.tls !== undefined;
+  const ssl = tls ? ` ssl crt ${paths.tls} alpn http/1.1` : '';
+  const toControl = tls ? ' ssl verify none' : '';
+  const proto = tls ? 'https' : 'http';
   const lines = [
     'global',
     `  stats socket ${paths.admin} mode 600 level admin`,
@@ -88,7 +99,7 @@ export function haproxyConfig(settings: HaproxySettings, paths: HaproxyPaths): s
     ...errorPages(),
     '',
     'frontend visitors',
-    `  bind ${bind}:${settings.port}`,
+    `  bind ${bind}:${settings.port}${ssl}`,
     '  http-request set-var(txn.host) req.fhdr(host),lower,regsub(:[0-9]+$,),regsub(\\.$,)',
     `  http-request set-var(txn.slot) var(txn.host),map(${paths.map})`,
     '  acl routed var(txn.slot) -m found',
@@ -104,7 +115,7 @@ export function haproxyConfig(settings: HaproxySettings, paths: HaproxyPaths): s
     '  http-request set-header X-Forwarded-For "%[req.fhdr(x-forwarded-for)], %[src]" if direct { req.fhdr(x-forwarded-for) -m found }',
     '  http-request set-header X-Forwarded-For %[src] if direct !{ req.fhdr(x-forwarded-for) -m found }',
     '  http-request set-header X-Forwarded-Host %[req.fhdr(host)] if direct',
-    '  http-request set-header X-Forwarded-Proto http if direct',
+    `  http-request set-header X-Forwarded-Proto ${proto} if direct`,
     '  http-request del-header proxy-connection if direct',
     '  http-request del-header keep-alive if direct',
     '  use_backend %[var(txn.slot)] if direct',
@@ -113,8 +124,10 @@ export function haproxyConfig(settings: HaproxySettings, paths: HaproxyPaths): s
     // The control plane, or while it is away (a restart), the relay: it holds the visitor until
     // a control plane listens again, and sends an unanswered GET again (relay.ts).
     'backend control',
-    `  server cp unix@${paths.controlPlane} send-proxy check inter 500ms rise 1 fall 1 check-send-proxy ${MARK_DOWN}`,
-    `  server relay unix@${paths.relay} send-proxy backup`,
+    // A TLS handshake on a loaded host can take longer than the check interval.
+    '  timeout check 2s',
+    `  server cp unix@${paths.controlPlane} send-proxy${toControl} check inter 500ms rise 1 fall 1 check-send-proxy${tls ? ' check-ssl' : ''} ${MARK_DOWN}`,
+    `  server relay unix@${paths.relay} send-proxy${toControl} backup`,
     '',
     // Beside the worker, restarted with it: the relay the control backend falls back to.
     'program relay',

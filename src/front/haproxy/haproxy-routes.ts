@@ -3,6 +3,14 @@ import type { RoutePublisher, RouteTarget } from '../../services/direct-routes.j
 import { haproxyChange, haproxyCommand } from './haproxy-cli.js';
 import { slotBackend, type HaproxyPaths } from './haproxy-config.js';
 import type { Log } from '../../logging.js';
+import { STATUS_CLASSES, type StatusCounts } from '../../metrics.js';
+
+/** A slot backend's counters: connections now, sessions ever, answers by status class. */
+interface SlotCounters {
+  current: number;
+  total: number;
+  classes: StatusCounts;
+}
 
 interface Route {
   host: string;
@@ -26,7 +34,9 @@ export class HaproxyRoutes implements RoutePublisher {
   /** Free slots, least recently used first: a freed slot is the last to be handed out again. */
   private free: number[] = [];
   private readonly listeners: ((appIds: string[]) => void)[] = [];
-  private readonly served = new Map<number, number>();
+  private readonly counters: ((appId: string, counts: StatusCounts) => void)[] = [];
+  /** Each routed slot's counters when last read (or when its app got it): the next read's base. */
+  private readonly served = new Map<number, SlotCounters>();
   private poller: NodeJS.Timeout | undefined;
   private chain: Promise<unknown> = Promise.resolve();
 
@@ -85,6 +95,15 @@ export class HaproxyRoutes implements RoutePublisher {
 
   onActivity(listener: (appIds: string[]) => void): void {
     this.listeners.push(listener);
+    this.startPolling();
+  }
+
+  onRequests(listener: (appId: string, counts: StatusCounts) => void): void {
+    this.counters.push(listener);
+    this.startPolling();
+  }
+
+  private startPolling(): void {
     this.poller ??= setInterval(() => void this.poll(), ACTIVITY_POLL_MS);
     this.poller.unref();
   }
@@ -118,7 +137,9 @@ export class HaproxyRoutes implements RoutePublisher {
       throw err;
     }
     this.routes.set(appId, { host, slot, target });
-    this.served.delete(slot);
+    // The slot's counters still hold what its last app was asked: they are this app's zero.
+    const base = await this.readSlots([slot]).catch(() => new Map<number, SlotCounters>());
+    this.served.set(slot, base.get(slot) ?? { current: 0, total: 0, classes: {} });
     if (old && old.host !== host) {
       await haproxyChange(this.paths.admin, `del map ${this.paths.map} ${old.host}`);
     }
@@ -152,31 +173,62 @@ export class HaproxyRoutes implements RoutePublisher {
     await rename(temp, this.paths.map);
   }
 
-  /** Apps whose slot served a request since the last look, or holds a connection now. */
+  /**
+   * Apps whose slot served a request since the last look, or holds a connection now (idle
+   * suspend), and how many requests each slot answered since, by status class (metrics).
+   */
   private async poll(): Promise<void> {
     const bySlot = new Map([...this.routes].map(([appId, r]) => [r.slot, appId]));
     if (bySlot.size === 0) return;
-    const commands = [...bySlot.keys()].map((n) => `show stat ${slotBackend(n)} 2 -1`);
-    let answer: string;
+    let now: Map<number, SlotCounters>;
     try {
-      answer = await haproxyCommand(this.paths.admin, commands.join('; '));
+      now = await this.readSlots([...bySlot.keys()]);
     } catch (err) {
       this.log('warn', 'front door counters not read', { error: String(err) });
       return;
     }
     const active: string[] = [];
-    for (const line of answer.split('\n')) {
-      const fields = line.split(',');
-      const slot = Number(/^slot_(\d+)$/.exec(fields[0] ?? '')?.[1] ?? NaN);
+    for (const [slot, counters] of now) {
       const appId = bySlot.get(slot);
-      if (appId === undefined || fields[1] !== 'BACKEND') continue;
-      const current = Number(fields[4]);
-      const total = Number(fields[7]);
+      // Handed to another app (or freed) while its counters were read: that app's base stands.
+      if (appId === undefined || this.routes.get(appId)?.slot !== slot) continue;
       const before = this.served.get(slot);
-      this.served.set(slot, total);
-      if (current > 0 || (before !== undefined && total > before)) active.push(appId);
+      this.served.set(slot, counters);
+      if (counters.current > 0 || (before !== undefined && counters.total > before.total)) {
+        active.push(appId);
+      }
+      if (!before) continue;
+      const counts: StatusCounts = {};
+      for (const code of STATUS_CLASSES) {
+        const n = (counters.classes[code] ?? 0) - (before.classes[code] ?? 0);
+        if (n > 0) counts[code] = n;
+      }
+      if (Object.keys(counts).length > 0)
+        for (const listener of this.counters) listener(appId, counts);
     }
     if (active.length > 0) for (const listener of this.listeners) listener(active);
+  }
+
+  /** The backend counters of these slots, from one runtime API call. */
+  private async readSlots(slots: number[]): Promise<Map<number, SlotCounters>> {
+    const commands = slots.map((n) => `show stat ${slotBackend(n)} 2 -1`);
+    const answer = await haproxyCommand(this.paths.admin, commands.join('; '));
+    const found = new Map<number, SlotCounters>();
+    let columns: string[] = [];
+    for (const line of answer.split('\n')) {
+      if (line.startsWith('# ')) {
+        columns = line.slice(2).split(',');
+        continue;
+      }
+      const fields = line.split(',');
+      const slot = Number(/^slot_(\d+)$/.exec(fields[0] ?? '')?.[1] ?? NaN);
+      if (!Number.isInteger(slot) || fields[1] !== 'BACKEND') continue;
+      const field = (name: string): number => Number(fields[columns.indexOf(name)] ?? 0) || 0;
+      const classes: StatusCounts = {};
+      for (const code of STATUS_CLASSES) classes[code] = field(`hrsp_${code}`);
+      found.set(slot, { current: field('scur'), total: field('stot'), classes });
+    }
+    return found;
   }
 
   /** One change at a time: a slot is never handed out twice, the map file never written by two. */

@@ -13,12 +13,18 @@ import { showPeer } from '../relayed-connections.js';
 export async function listenForStragglers(
   path: string,
   server: Server | HttpsServer,
+  opts: { encrypted: boolean },
 ): Promise<Server> {
   rmSync(path, { force: true });
   const hold = createServer((req: IncomingMessage, res: ServerResponse) => {
     takeBackVisitor(req);
     server.emit('request', req, res);
   });
+  // Under TLS the visitor's request arrived encrypted at the proxy, which ended TLS: the router
+  // and the access cookies must see it as the HTTPS request it was.
+  if (opts.encrypted) {
+    hold.on('connection', (socket) => Object.defineProperty(socket, 'encrypted', { value: true }));
+  }
   await new Promise<void>((resolve, reject) => {
     hold.once('error', reject);
     hold.listen(path, () => resolve());

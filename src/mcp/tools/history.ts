@@ -39,6 +39,10 @@ const versionShape = {
   reason: z.string().optional().describe('When Failed: the machine-readable cause.'),
   message: z.string().optional().describe('When Failed: what went wrong.'),
   live: z.boolean().describe("True on the version that serves now (the app's live_version)."),
+  deployed_by: z
+    .string()
+    .optional()
+    .describe('User ID that deployed, rolled back to or reconfigured it; absent on older ones.'),
 };
 
 export const listVersions = defineTool({

@@ -34,7 +34,15 @@ export function AppVersions({ id, versions, onRolledBack }: Props) {
       <h2 id="versions-title">Versions</h2>
       <Problem text={problem} />
       <Table
-        columns={['Version', 'Deployed', 'Outcome', 'Source', <span class="sr-only">Actions</span>]}
+        class="stacked"
+        columns={[
+          'Version',
+          'Deployed',
+          'By',
+          'Outcome',
+          'Source',
+          <span class="sr-only">Actions</span>,
+        ]}
       >
         {versions.map((v) => (
           <tr key={v.version} data-version={v.version} class={v.live ? 'serving' : undefined}>
@@ -45,12 +53,13 @@ export function AppVersions({ id, versions, onRolledBack }: Props) {
                 <span class="muted"> (rollback to v{v.rolled_back_from})</span>
               )}
             </th>
-            <td>
+            <td data-label="Deployed">
               <time dateTime={v.timestamp} title={exact(v.timestamp)}>
                 {ago(v.timestamp)}
               </time>
             </td>
-            <td>
+            <td data-label="By">{v.deployed_by ?? <span class="muted">unknown</span>}</td>
+            <td data-label="Outcome">
               {v.outcome ?? '—'}
               {v.reason && v.outcome === 'Failed' && (
                 <span class="muted">
@@ -59,7 +68,7 @@ export function AppVersions({ id, versions, onRolledBack }: Props) {
                 </span>
               )}
             </td>
-            <td>
+            <td data-label="Source">
               <code title={v.source_hash}>{v.source_hash.slice(0, 19)}</code>
             </td>
             <td>

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { errorText } from '../lib/api';
-import { filesOfEntry, filesOfInput, type LeftOut } from '../lib/folder';
+import { filesOfEntry, filesOfInput, type FolderFiles, type LeftOut } from '../lib/folder';
 import type { PackFile } from '../lib/tar';
 import { Problem } from './Problem';
 
@@ -14,6 +14,16 @@ export function DropZone({ onChosen }: { onChosen: (chosen: Chosen) => void }) {
   const [over, setOver] = useState(false);
   const [problem, setProblem] = useState<string>();
 
+  /** A folder with nothing to upload is said so, rather than chosen. */
+  const folder = (name: string, files: FolderFiles) => {
+    if (files.files.length > 0) return onChosen({ kind: 'folder', name, ...files });
+    setProblem(
+      files.leftOut.length > 0
+        ? `Nothing in ${name} would be uploaded: everything in it is left out (.git, node_modules, .gitignore, .slipwayignore).`
+        : `${name ? `The folder ${name}` : 'That folder'} is empty: choose the folder that holds your app.`,
+    );
+  };
+
   const drop = async (event: DragEvent) => {
     event.preventDefault();
     setOver(false);
@@ -22,8 +32,7 @@ export function DropZone({ onChosen }: { onChosen: (chosen: Chosen) => void }) {
     const entry = item?.webkitGetAsEntry();
     try {
       if (entry?.isDirectory) {
-        const folder = await filesOfEntry(entry as FileSystemDirectoryEntry);
-        onChosen({ kind: 'folder', name: entry.name, ...folder });
+        folder(entry.name, await filesOfEntry(entry as FileSystemDirectoryEntry));
         return;
       }
       const file = event.dataTransfer?.files[0];
@@ -57,10 +66,11 @@ export function DropZone({ onChosen }: { onChosen: (chosen: Chosen) => void }) {
             multiple
             onChange={(e) => {
               const list = e.currentTarget.files;
-              if (!list || list.length === 0) return;
               setProblem(undefined);
+              // Browsers hand over no files at all for an empty folder, not even its name.
+              if (!list || list.length === 0) return folder('', { files: [], leftOut: [] });
               filesOfInput(list).then(
-                ({ root, ...folder }) => onChosen({ kind: 'folder', name: root, ...folder }),
+                ({ root, ...files }) => folder(root, files),
                 (err: unknown) => setProblem(`Could not read the folder: ${errorText(err)}`),
               );
             }}

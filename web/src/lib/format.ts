@@ -18,3 +18,6 @@ export function ago(iso: string): string {
 }
 
 export const exact = (iso: string): string => new Date(iso).toLocaleString();
+
+/** "1 file", "3 files". */
+export const count = (n: number, noun: string): string => `${n} ${noun}${n === 1 ? '' : 's'}`;

@@ -19,6 +19,15 @@ export interface AppView {
   last_deploy: { version: number; outcome: string; reason?: string; message?: string } | null;
   env: { name: string }[];
   access: Access;
+  /** Only while a deploy, rollback or resume is in flight. */
+  activity?: Activity;
+  poll_after_seconds?: number;
+}
+
+export interface Activity {
+  step: 'queued' | 'installing' | 'building' | 'starting' | 'health-checking' | 'switching';
+  since: string;
+  last_line?: string;
 }
 
 export interface VersionView {
@@ -35,6 +44,7 @@ export interface VersionView {
   outcome?: string;
   reason?: string;
   message?: string;
+  deployed_by?: string;
 }
 
 export interface AuthInfo {
@@ -65,6 +75,15 @@ export interface AuditEvent {
   action: string;
   target: string;
   outcome: string;
+  details?: AuditDetails;
+}
+
+export interface AuditDetails {
+  version?: number;
+  rollback?: { from?: number; to: number };
+  changes?: { field: string; from?: string; to?: string }[];
+  reason?: string;
+  message?: string;
 }
 
 export interface User {

@@ -1,15 +1,17 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorText } from '../lib/api';
 import { onAppEvent } from '../lib/events';
-import { exact } from '../lib/format';
+import { ago, exact } from '../lib/format';
 import { go } from '../lib/route';
 import type { Access, AppView, VersionView } from '../lib/types';
 import { AppAccess } from '../components/AppAccess';
+import { AppActivity } from '../components/AppActivity';
 import { AppEnv } from '../components/AppEnv';
 import { AppLogs } from '../components/AppLogs';
 import { AppShares } from '../components/AppShares';
 import { AppVersions } from '../components/AppVersions';
 import { ConfirmButton } from '../components/Confirm';
+import { AppRedeploy } from '../components/AppRedeploy';
 import { CopyButton } from '../components/CopyButton';
 import { PhaseBadge } from '../components/PhaseBadge';
 import { Problem } from '../components/Problem';
@@ -91,6 +93,17 @@ export function AppPage({ id }: { id: string }) {
       <p class="muted" data-testid="reason">
         <code>{app.reason}</code> {app.message}
       </p>
+      {app.activity && (
+        <p class="activity" data-testid="activity">
+          Deploying: {app.activity.step}, started {ago(app.activity.since)}
+          {app.activity.last_line && (
+            <>
+              {' '}
+              — <code>{app.activity.last_line}</code>
+            </>
+          )}
+        </p>
+      )}
       <Problem text={problem} />
       <dl class="facts">
         <dt>URL</dt>
@@ -141,6 +154,7 @@ export function AppPage({ id }: { id: string }) {
           onConfirm={() => act('delete')}
         />
       </div>
+      <AppRedeploy app={app} versions={versions} onDone={refresh} />
       <AppEnv
         app={app}
         onSaved={(view) => {
@@ -151,6 +165,7 @@ export function AppPage({ id }: { id: string }) {
       <AppVersions id={id} versions={versions} onRolledBack={refresh} />
       <AppLogs id={id} versions={versions} />
       <AppShares id={id} access={app.access} />
+      <AppActivity id={id} />
     </>
   );
 }

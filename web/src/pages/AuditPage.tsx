@@ -1,11 +1,25 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorText } from '../lib/api';
+import { actionOf, whatOf } from '../lib/audit-text';
 import { exact } from '../lib/format';
 import type { AuditEvent } from '../lib/types';
 import { Problem } from '../components/Problem';
 import { Table } from '../components/Table';
 
 const PAGE = 50;
+const ACTIONS = [
+  'deploy',
+  'delete',
+  'suspend',
+  'resume',
+  'update',
+  'user.create',
+  'user.update',
+  'user.delete',
+  'department.create',
+  'department.update',
+  'department.delete',
+];
 /** The API's maximum; pages are cut from it here because the trail has no offset. */
 const FETCH_LIMIT = 1_000;
 
@@ -57,7 +71,7 @@ export function AuditPage() {
           Action
           <select value={draft.action} onChange={field('action')}>
             <option value="">Any</option>
-            {['deploy', 'delete', 'suspend', 'resume'].map((a) => (
+            {ACTIONS.map((a) => (
               <option key={a} value={a}>
                 {a}
               </option>
@@ -72,19 +86,20 @@ export function AuditPage() {
       </form>
       <Problem text={problem} />
       <Table
-        class="audit"
+        class="audit stacked"
         caption={'Audit events, newest first'}
-        columns={['Time', 'Actor', 'Action', 'App', 'Outcome']}
+        columns={['Time', 'Actor', 'Action', 'Target', 'Outcome', 'What']}
       >
         {shown.map((e) => (
           <tr key={e.id}>
-            <td>
+            <td data-label="Time">
               <time dateTime={e.time}>{exact(e.time)}</time>
             </td>
-            <td>{e.actor}</td>
-            <td>{e.action}</td>
-            <td>{e.target}</td>
-            <td>{e.outcome}</td>
+            <td data-label="Actor">{e.actor}</td>
+            <td data-label="Action">{actionOf(e)}</td>
+            <td data-label="Target">{e.target}</td>
+            <td data-label="Outcome">{e.outcome}</td>
+            <td data-label="What">{whatOf(e)}</td>
           </tr>
         ))}
       </Table>

@@ -1,12 +1,13 @@
 import { useState } from 'preact/hooks';
-import { ApiError, errorText } from '../lib/api';
+import { ApiError, api, errorText } from '../lib/api';
 import { appNameOf, type LeftOut } from '../lib/folder';
 import { packTarGz } from '../lib/tar';
+import { count } from '../lib/format';
 import { uploadDeploy } from '../lib/upload';
 import { DropZone, type Chosen } from '../components/DropZone';
 import { EnvFields, type EnvRow } from '../components/EnvFields';
 import { AccessChoice } from '../components/AccessChoice';
-import type { Access } from '../lib/types';
+import type { Access, AppView } from '../lib/types';
 import { DeployWatch } from '../components/DeployWatch';
 import { Problem } from '../components/Problem';
 
@@ -17,7 +18,7 @@ type Step =
   | { kind: 'form' }
   | { kind: 'packing' }
   | { kind: 'uploading'; fraction: number }
-  | { kind: 'watching'; appId: string; failure?: ApiError };
+  | { kind: 'watching'; appId: string; after: number; waiting: boolean; failure?: ApiError };
 
 export function DeployPage() {
   const [chosen, setChosen] = useState<Chosen>();
@@ -37,6 +38,7 @@ export function DeployPage() {
     event.preventDefault();
     if (!chosen) return setProblem('Choose a folder or a .tar.gz first.');
     setProblem(undefined);
+    let after = 0;
     try {
       setStep({ kind: 'packing' });
       // The size limit is the server's (limits.maxSourceBytes): its 413 says it.
@@ -46,14 +48,18 @@ export function DeployPage() {
         ...(env.length ? { env: env.filter((r) => r.name.trim()) } : {}),
         ...(access ? { access } : {}),
       };
+      after = await newestVersion(name);
       setStep({ kind: 'uploading', fraction: 0 });
+      // Watched from the moment the bytes are sent: the server answers only once the app is
+      // live or after its wait, and the install and build lines come meanwhile.
+      const watching = { kind: 'watching', appId: name, after } as const;
       const answer = await uploadDeploy(metadata, source, (fraction) =>
-        setStep({ kind: 'uploading', fraction }),
+        setStep(fraction < 1 ? { kind: 'uploading', fraction } : { ...watching, waiting: true }),
       );
-      setStep({ kind: 'watching', appId: answer.app_id });
+      setStep({ ...watching, appId: answer.app_id, waiting: false });
     } catch (err) {
       if (err instanceof ApiError && err.code === 'deploy_failed') {
-        return setStep({ kind: 'watching', appId: name, failure: err });
+        return setStep({ kind: 'watching', appId: name, after, waiting: false, failure: err });
       }
       setStep({ kind: 'form' });
       setProblem(errorText(err));
@@ -64,7 +70,12 @@ export function DeployPage() {
     return (
       <>
         <h1>Deploying {step.appId}</h1>
-        <DeployWatch appId={step.appId} failure={step.failure} />
+        <DeployWatch
+          appId={step.appId}
+          after={step.after}
+          waiting={step.waiting}
+          failure={step.failure}
+        />
         <p>
           <button type="button" onClick={() => setStep({ kind: 'form' })}>
             Deploy again
@@ -83,7 +94,7 @@ export function DeployPage() {
         {chosen && (
           <p class="chosen" data-testid="chosen">
             {chosen.kind === 'folder'
-              ? `Folder ${chosen.name}: ${chosen.files.length} files, packed in the browser`
+              ? `Folder ${chosen.name}: ${count(chosen.files.length, 'file')}, packed in the browser`
               : `Archive ${chosen.name} (${mb(chosen.file.size)})`}
           </p>
         )}
@@ -132,14 +143,14 @@ function LeftOutList({ leftOut }: { leftOut: LeftOut[] }) {
   return (
     <details class="left-out" data-testid="left-out" open={leftOut.length <= 5}>
       <summary>
-        Left out, as the CLI would: {leftOut.length} {leftOut.length === 1 ? 'item' : 'items'}{' '}
-        (.git, node_modules, and what .gitignore and .slipwayignore name)
+        Left out, as the CLI would: {count(leftOut.length, 'item')} (.git, node_modules, and what
+        .gitignore and .slipwayignore name)
       </summary>
       <ul>
         {leftOut.map((item) => (
           <li key={item.path}>
             <code>{item.folder ? `${item.path}/` : item.path}</code>
-            {item.folder && item.files !== undefined && ` (${item.files} files)`}
+            {item.folder && item.files !== undefined && ` (${count(item.files, 'file')})`}
           </li>
         ))}
       </ul>
@@ -148,3 +159,12 @@ function LeftOutList({ leftOut }: { leftOut: LeftOut[] }) {
 }
 
 const mb = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+
+/**
+ * The app's newest version now, 0 when it has none (or is not the caller's: the deploy says so).
+ * Read from the list, which has no 404 for an app that does not exist yet.
+ */
+async function newestVersion(name: string): Promise<number> {
+  const apps = await api<{ items: AppView[] }>('/v1/apps');
+  return apps.items.find((app) => app.app_id === name)?.last_deploy?.version ?? 0;
+}

@@ -1,0 +1,39 @@
+import { pathOf, type Log } from '../logging.js';
+import { STATUS_CLASSES, statusClass, type Metrics, type StatusCounts } from '../metrics.js';
+
+/**
+ * What visitors ask of apps, on either data path: `slipway_app_requests_total{app, code}` and,
+ * at debug, one access line per request the control plane's router answered (the native front
+ * door's requests are counted from its counters, which carry no per-request detail).
+ */
+export class AppTraffic {
+  constructor(
+    private readonly metrics: Metrics,
+    private readonly log: Log,
+  ) {}
+
+  /** A request for an app's host the router answered (the app, or the router for it). */
+  answered(app: string, request: { method?: string; url?: string }, status: number, ms: number) {
+    this.metrics.appRequests.inc({ app, code: statusClass(status) });
+    this.log('debug', 'app request', {
+      app,
+      method: request.method,
+      path: pathOf(request.url ?? ''),
+      status,
+      ms: Math.round(ms * 10) / 10,
+    });
+  }
+
+  /** Requests the native front door carried to an app since it last counted. */
+  counted(app: string, counts: StatusCounts): void {
+    for (const code of STATUS_CLASSES) {
+      const n = counts[code] ?? 0;
+      if (n > 0) this.metrics.appRequests.inc({ app, code }, n);
+    }
+  }
+
+  /** A deleted app's series go with it: names come and go, the series count must not grow. */
+  forget(app: string): void {
+    for (const code of STATUS_CLASSES) this.metrics.appRequests.remove({ app, code });
+  }
+}

@@ -1,26 +1,13 @@
 import type { AppPolicy } from '../machines/app-machine.js';
-import type { Phase, Store } from '../persistence/store.js';
+import type { AppEvent } from '../app-event.js';
+import type { Store } from '../persistence/store.js';
 import type { WriteRetry } from '../persistence/write-retry.js';
 import type { Log } from '../logging.js';
 import type { Runtime } from '../runtime/runtime.js';
 import type { SourceStore } from '../sources/source-store.js';
 import type { WarmKeepOptions } from './warm-keep.js';
 
-/** A lifecycle event of one app, for SSE (/api/events), the audit trail and metrics. */
-export interface AppEvent {
-  kind: 'phase' | 'deploy' | 'delete' | 'suspend' | 'resume';
-  app_id: string;
-  owner: string;
-  /** `Deleted` only on the `delete` event: the app is gone. */
-  phase: Phase | 'Deleted';
-  version?: number;
-  reason: string;
-  message: string;
-  /** ISO 8601 UTC. */
-  time: string;
-  /** `system` for idle suspend and wake-by-request. */
-  initiator: 'user' | 'system';
-}
+export type { AppEvent };
 
 export type AppEventListener = (event: AppEvent) => void;
 

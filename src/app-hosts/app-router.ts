@@ -11,6 +11,7 @@ import type { AppAccess } from './app-access.js';
 import type { AppTraffic } from './app-traffic.js';
 import { answerAdmission, refuseUpgrade } from './app-signin.js';
 import type { PublicUrls } from '../services/public-urls.js';
+import type { Log } from '../logging.js';
 
 /**
  * Routes `Host: <name>.<apps domain>` requests to the app's sandbox, before fastify sees them:
@@ -25,7 +26,7 @@ export class AppRouter {
     private readonly urls: PublicUrls,
     /** Who may reach each app: checked before anything wakes or reaches it. */
     private readonly access: AppAccess,
-    private readonly log: (level: 'error', msg: string, extra?: object) => void,
+    private readonly log: Log,
     /** Counts and logs what visitors asked of each app. */
     private readonly traffic?: AppTraffic,
     private readonly wakeWaitMs = 30_000,

@@ -1,3 +1,4 @@
+import { spread } from '../backoff.js';
 import { AppError } from '../errors.js';
 import { asStorageUnavailable } from '../persistence/storage-faults.js';
 import type { Store, UserRecord } from '../persistence/store.js';
@@ -8,12 +9,14 @@ export interface ProvisionOptions {
   budgetMs?: number;
   onRetry?: (err: unknown, attempt: number) => void;
   sleep?: (ms: number) => Promise<void>;
+  /** Draws each wait's jitter (backoff.ts); tests fix it. */
+  random?: () => number;
 }
 
 /**
  * The principal's user record, created from the principal on first authentication. A failing store
- * is retried with exponential backoff for about two seconds; after that the request gets 503
- * (`storage_unavailable` naming the database for a storage fault such as a full disk, else
+ * is retried with jittered exponential backoff for about two seconds; after that the request gets
+ * 503 (`storage_unavailable` naming the database for a storage fault such as a full disk, else
  * `not_ready`) and the next request starts over, so provisioning is retried until it succeeds.
  */
 export async function loadOrProvision(
@@ -24,6 +27,7 @@ export async function loadOrProvision(
   const budget = options.budgetMs ?? 2000;
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   const started = Date.now();
+  const random = options.random ?? Math.random;
   let delay = 25;
   for (let attempt = 1; ; attempt += 1) {
     try {
@@ -37,7 +41,7 @@ export async function loadOrProvision(
           new AppError(503, 'not_ready', 'the user store is not available; try again')
         );
       }
-      await sleep(Math.min(delay, left));
+      await sleep(Math.min(spread(delay, random()), left));
       delay *= 2;
     }
   }

@@ -17,10 +17,10 @@ import {
 import { basename, dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import Database from 'better-sqlite3';
-import * as tar from 'tar';
 import { isArtifactKey } from '../runtime/local/artifact-store.js';
 import { isSourceKey } from '../sources/keys.js';
 import { DATABASE, ENV_KEY, FORMAT, FORMAT_VERSION, MANIFEST, type Manifest } from './layout.js';
+import { packPaths } from '../io/pack-paths.js';
 
 export interface BackupOptions {
   /** The live SQLite file (the server may be running on it). */
@@ -140,10 +140,7 @@ async function writeArchive(work: string, file: string): Promise<void> {
     ...readdirSync(join(work, 'artifacts')).map((name) => `artifacts/${name}`),
   ];
   try {
-    await pipeline(
-      tar.c({ gzip: true, cwd: work, portable: true }, entries),
-      createWriteStream(temp, { flags: 'wx', mode: 0o600 }),
-    );
+    await pipeline(packPaths(work, entries), createWriteStream(temp, { flags: 'wx', mode: 0o600 }));
     chmodSync(temp, 0o600);
     syncFile(temp);
     renameSync(temp, file);

@@ -12,15 +12,8 @@ import {
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { LOCK_FILE, lockDataDir } from '../persistence/data-dir-lock.js';
-import * as tar from 'tar';
-import {
-  DATABASE,
-  ENV_KEY,
-  isArchiveEntry,
-  MANIFEST,
-  parseManifest,
-  type Manifest,
-} from './layout.js';
+import { unpackArchive } from './unpack-archive.js';
+import { DATABASE, ENV_KEY, MANIFEST, parseManifest, type Manifest } from './layout.js';
 
 export interface RestoreOptions {
   file: string;
@@ -59,17 +52,7 @@ export async function restoreBackup(opts: RestoreOptions): Promise<Manifest> {
   const work = join(opts.dataDir, `.restore-${randomBytes(6).toString('hex')}`);
   mkdirSync(work, { mode: 0o700 });
   try {
-    const refused: string[] = [];
-    await tar.x({
-      file: opts.file,
-      cwd: work,
-      strict: true,
-      filter: (path, entry) => {
-        const ok = isArchiveEntry(path) && 'type' in entry && entry.type === 'File';
-        if (!ok) refused.push(path);
-        return ok;
-      },
-    });
+    const refused = await unpackArchive(opts.file, work);
     if (refused.length > 0) {
       throw new RestoreRefused(`${opts.file} holds entries no backup has: ${refused.join(', ')}`);
     }

@@ -1,4 +1,4 @@
-import { create } from 'tar';
+import { packPaths } from '../io/pack-paths.js';
 
 /** The server's cap on a source tarball (spec §8): refused here before a long upload. */
 export const MAX_SOURCE_BYTES = 50 * 1024 * 1024;
@@ -6,10 +6,9 @@ export const MAX_SOURCE_BYTES = 50 * 1024 * 1024;
 /**
  * A gzipped tarball of `files` (relative to `root`), held in memory: the upload needs its length
  * up front for the progress bar and Content-Length, and the server takes 50 MB at most anyway.
- * `portable` leaves out the owner, group and other host-specific fields.
  */
 export async function packFiles(root: string, files: string[]): Promise<Buffer> {
-  const stream = create({ gzip: true, cwd: root, portable: true, noDirRecurse: true }, files);
+  const stream = packPaths(root, files);
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of stream) {

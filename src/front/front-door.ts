@@ -14,6 +14,7 @@ import { acceptRelayed } from './relayed-connections.js';
 import { haproxyPaths, type HaproxyPaths, type HaproxySettings } from './haproxy/haproxy-config.js';
 import { listenForStragglers } from './haproxy/hold-listener.js';
 import { reloadHaproxy, startHaproxy } from './haproxy/haproxy-process.js';
+import type { Log } from '../logging.js';
 
 /** The control plane's end of the front door (front-main.ts). */
 export interface FrontDoor {
@@ -36,7 +37,7 @@ export interface FrontDoorOptions {
   server: HttpServer | HttpsServer;
   /** The native front door (HAProxy) instead of the relay process, when the data path is native. */
   native?: { haproxy: string; slots: number; headersTimeoutMs: number; tls?: TlsMaterial };
-  log: (level: 'info' | 'warn', msg: string, extra?: object) => void;
+  log: Log;
 }
 
 /** What the state file says of the front door that runs. */

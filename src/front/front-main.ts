@@ -11,10 +11,12 @@ import net from 'node:net';
 import { rmSync } from 'node:fs';
 import { relay, relayProxied } from './relay.js';
 import { readFrontSettings } from './front-settings.js';
+import type { Log } from '../logging.js';
 
 const settings = readFrontSettings(process.env.SLIPWAY_FRONT);
-const log = (msg: string, extra?: object): void => {
-  process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), msg, ...extra })}\n`);
+const log: Log = (level, msg, extra) => {
+  const line = { time: new Date().toISOString(), level, msg, ...extra };
+  process.stderr.write(`${JSON.stringify(line)}\n`);
 };
 const relayOptions = {
   socketPath: settings.socket,
@@ -27,7 +29,7 @@ const server = net.createServer({ pauseOnConnect: !behindProxy }, (client) =>
   behindProxy ? relayProxied(client, relayOptions) : relay(client, relayOptions),
 );
 server.on('error', (err) => {
-  log('front door listener failed', { error: err.message });
+  log('error', 'front door listener failed', { error: err.message });
   process.exit(1);
 });
 if (settings.listenPath !== undefined) rmSync(settings.listenPath, { force: true });
@@ -36,10 +38,10 @@ server.listen(where, () => {
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : settings.port;
   process.stdout.write(`listening ${port}\n`);
-  log('front door listening', { host: settings.host, port, socket: settings.socket });
+  log('info', 'front door listening', { host: settings.host, port, socket: settings.socket });
 });
 const stop = (signal: string): void => {
-  log(`${signal}: the front door stops`);
+  log('info', `${signal}: the front door stops`);
   server.close();
   process.exit(0);
 };

@@ -4,6 +4,7 @@ import type { Drain } from '../http/drain.js';
 import type { TlsMaterial } from '../http/tls.js';
 import type { DataPath } from './data-path.js';
 import { openFrontDoor, stopFrontDoor } from './front-door.js';
+import type { Log } from '../logging.js';
 
 /** Where visitors reach the server, and how they are let go of. */
 export interface Visitors {
@@ -34,8 +35,7 @@ export async function listenForVisitors(
 ): Promise<Visitors> {
   const { config, host, port, drain, dataPath, tls } = opts;
   const dataDir = config.server.dataDir;
-  const log = (level: 'info' | 'warn', msg: string, extra?: object): void =>
-    app.log[level](extra ?? {}, msg);
+  const log: Log = (level, msg, extra) => app.log[level](extra ?? {}, msg);
   const continuity = config.server.restartContinuity && config.runtime.backend === 'local';
   if (!continuity && dataPath.kind !== 'native') {
     await stopFrontDoor(dataDir, log);

@@ -1,6 +1,7 @@
 import net from 'node:net';
 import { Exchanges } from './exchanges.js';
 import { proxyLine, readProxyLine } from './proxy-header.js';
+import type { Log } from '../logging.js';
 
 export interface RelayOptions {
   /** The control plane's unix socket. */
@@ -9,7 +10,7 @@ export interface RelayOptions {
   holdMs: number;
   /** How long a visitor's connection may sit idle with no control plane behind it. */
   idleMs: number;
-  log: (msg: string, extra?: object) => void;
+  log: Log;
 }
 
 /** How often a held connection looks for a control plane again. */
@@ -49,7 +50,7 @@ export function relay(client: net.Socket, opts: RelayOptions, given?: string): v
         next.destroy();
         if (client.destroyed) return;
         if (Date.now() >= deadline) {
-          opts.log('no control plane within the hold time; closing a visitor', {
+          opts.log('info', 'no control plane within the hold time; closing a visitor', {
             holdMs: opts.holdMs,
           });
           client.destroy();

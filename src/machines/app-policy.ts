@@ -1,3 +1,5 @@
+import { spread } from '../backoff.js';
+
 /** Retry and restart budgets of the app machine; pure arithmetic so the machine stays walkable. */
 export interface AppPolicy {
   claimRetryBaseMs: number;
@@ -43,7 +45,7 @@ export const DEFAULT_TTL_MS = 30 * 60_000;
  */
 export function backoff(baseMs: number, maxMs: number, n: number, jitter?: number): number {
   const capped = Math.min(maxMs, baseMs * 2 ** Math.max(0, n - 1));
-  return jitter === undefined ? capped : Math.round(capped / 2 + (capped / 2) * jitter);
+  return jitter === undefined ? capped : spread(capped, jitter);
 }
 
 /** The crash times still inside the window at `at`, plus the crash at `at`. */

@@ -18,6 +18,7 @@ import type { PlatformInfo } from '../services/platform-info.js';
 import type { ShareService } from '../services/share-links.js';
 import { ERROR_META_KEY, errorSummary, toolError, type ToolError } from './errors.js';
 import type { ProgressSink } from './progress.js';
+import type { Log } from '../logging.js';
 
 /** What the tools call: the same services the HTTP routes call, nothing of their own. */
 export interface McpServices {
@@ -35,7 +36,7 @@ export interface McpServices {
 export interface ToolContext {
   identity: Identity;
   services: McpServices;
-  log: (level: 'warn' | 'error', msg: string, extra?: object) => void;
+  log: Log;
 }
 
 /** One tool call: the request's context, and where its progress goes if the caller asked. */

@@ -11,8 +11,7 @@ import {
   type AppRow,
   type VersionRow,
 } from './rows.js';
-
-export type StoreLog = (level: 'info' | 'warn', msg: string, extra?: object) => void;
+import type { Log } from '../logging.js';
 
 /** Rows to and from records with the env column sealed: what the SQLite store reads and writes. */
 export interface SealedRows {
@@ -32,7 +31,7 @@ export function sealEnvAtRest(
   db: Database,
   path: string,
   keyOptions: EnvKeyOptions,
-  log?: StoreLog,
+  log?: Log,
 ): SealedRows {
   const rows = envRows(db);
   const sealed = rows.filter((row) => isSealed(row.env));

@@ -3,7 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { ConfigError } from '../config/load.js';
 import { ENV_KEY_BYTES } from './env-cipher.js';
-import { ensurePrivateFile, type RepairLog } from './private-files.js';
+import { ensurePrivateFile } from './private-files.js';
+import type { Log } from '../logging.js';
 
 /** The key that seals env values at rest, and where it came from (for messages, never the key). */
 export interface EnvKey {
@@ -16,7 +17,7 @@ export interface EnvKeyOptions {
   configured?: string | undefined;
   /** Without a configured key: `<dataDir>/env.key`, made on first start. */
   dataDir: string;
-  log?: RepairLog | undefined;
+  log?: Log | undefined;
 }
 
 /** The key file's name in the data dir; a backup needs it to restore env values. */

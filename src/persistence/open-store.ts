@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { Config } from '../config/schema.js';
-import type { Log } from './configmap/configmap-writer.js';
+import type { Log } from '../logging.js';
 import { checkDatabaseFile, damaged } from './database-guard.js';
 import { createMemoryStore } from './memory-store.js';
 import { ensurePrivateDir, ensurePrivateFile } from './private-files.js';
@@ -30,7 +30,7 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
     const { kubernetes } = opts;
     if (kubernetes === undefined) throw new TypeError('the configmap store needs `kubernetes`');
     const [{ loadKubeConfig }, { openConfigMapStore }] = await Promise.all([
-      import('../kube/kube-config.js'),
+      import('../cluster/kube-config.js'),
       import('./configmap/configmap-store.js'),
     ]);
     return openConfigMapStore({

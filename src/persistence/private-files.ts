@@ -1,29 +1,27 @@
 import { chmodSync, closeSync, mkdirSync, openSync, statSync } from 'node:fs';
-
-/** Where a repair is reported: the control plane's log. */
-export type RepairLog = (level: 'warn', msg: string, extra?: object) => void;
+import type { Log } from '../logging.js';
 
 /**
  * Makes `dir` exist and reachable by this user only (0700), repairing a looser one: the data dir
  * holds every app's env, share-link tokens and key hashes, and no other account may read them.
  */
-export function ensurePrivateDir(dir: string, log?: RepairLog): void {
+export function ensurePrivateDir(dir: string, log?: Log): void {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   tighten(dir, 0o700, log);
 }
 
 /** Creates `path` empty (0600) when it is missing, else tightens it like `ensurePrivateFile`. */
-export function createPrivateFile(path: string, log?: RepairLog): void {
+export function createPrivateFile(path: string, log?: Log): void {
   closeSync(openSync(path, 'a', 0o600));
   tighten(path, 0o600, log);
 }
 
 /** Tightens an existing file to 0600 (this user reads and writes it, nobody else); absent is fine. */
-export function ensurePrivateFile(path: string, log?: RepairLog): void {
+export function ensurePrivateFile(path: string, log?: Log): void {
   tighten(path, 0o600, log);
 }
 
-function tighten(path: string, mode: number, log?: RepairLog): void {
+function tighten(path: string, mode: number, log?: Log): void {
   let was: number;
   try {
     was = statSync(path).mode & 0o777;

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { migrate } from './migrations.js';
-import { sealEnvAtRest, type SealedRows, type StoreLog } from './env-at-rest.js';
+import { sealEnvAtRest, type SealedRows } from './env-at-rest.js';
 import type { EnvKeyOptions } from './env-key.js';
 import { createPrivateFile, ensurePrivateFile } from './private-files.js';
 import {
@@ -17,6 +17,7 @@ import {
 } from './rows.js';
 import { NO_LIMIT, prepareStatements } from './sqlite-statements.js';
 import type { Store } from './store.js';
+import type { Log } from '../logging.js';
 
 /** Long enough to ride out a checkpoint or a backup tool holding the lock, short enough to fail. */
 const BUSY_TIMEOUT_MS = 5_000;
@@ -34,7 +35,7 @@ function sqlOffset(offset: number | undefined): number {
 export interface SqliteStoreOptions {
   /** Where the env key comes from; by default the key file beside the database. */
   envKey?: EnvKeyOptions;
-  log?: StoreLog;
+  log?: Log;
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { AppError } from '../errors.js';
 import { isStorageFault, storageUnavailable, type StorageName } from './storage-faults.js';
+import type { Log } from '../logging.js';
 
 /** A write that proves a store can take one now; throws when it cannot. */
 export type WriteProbe = () => void;
@@ -8,7 +9,7 @@ export interface StorageHealthOptions {
   probes: Record<StorageName, WriteProbe>;
   /** How often a store that failed is probed again; and how long a passing probe is trusted. */
   probeEveryMs?: number;
-  log?: (level: 'warn' | 'info', msg: string, extra?: object) => void;
+  log?: Log;
   now?: () => number;
 }
 

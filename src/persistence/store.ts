@@ -1,3 +1,5 @@
+import type { Phase } from '../app-event.js';
+
 /**
  * The store: everything Slipway must not forget. Three backends implement it: `sqlite` (durable,
  * better-sqlite3 in WAL mode, the default), `memory` (lost on restart) and `configmap` (Kubernetes
@@ -68,7 +70,7 @@ export interface Store {
 /** Who may open an app's URL: anyone, or only holders of a grant (owner's bearer, share link). */
 export type Access = 'public' | 'private';
 
-export type Phase = 'Pending' | 'Claiming' | 'Starting' | 'Ready' | 'Suspended' | 'Failed';
+export type { Phase };
 export type Role = 'admin' | 'user';
 export type UserStatus = 'active' | 'suspended';
 

@@ -1,7 +1,9 @@
 import type { StorageHealth } from './storage-health.js';
+import { spread } from '../backoff.js';
+import type { Log } from '../logging.js';
 
 export interface WriteRetryOptions {
-  log: (level: 'warn' | 'error' | 'info', msg: string, extra?: object) => void;
+  log: Log;
   /** Retried at once when the stores write again. */
   health?: StorageHealth;
   minDelayMs?: number;
@@ -17,9 +19,10 @@ interface Pending {
 
 /**
  * Writes that record what already happened (an app's machine state, a deploy's outcome, an audit
- * event) and so must land: tried now, and on failure again with backoff (0.1 s doubling to 5 s)
- * until they do, and at once when storage recovers. A newer write under the same key replaces the
- * one waiting: an app's row only needs its latest state.
+ * event) and so must land: tried now, and on failure again with jittered backoff (0.1 s doubling
+ * to 5 s, each wait spread over its upper half) until they do, and at once when storage recovers.
+ * A newer write under the same key replaces the one waiting: an app's row only needs its latest
+ * state.
  */
 export class WriteRetry {
   private readonly pending = new Map<string, Pending>();
@@ -106,7 +109,7 @@ export class WriteRetry {
   }
 
   private keep(key: string, entry: Pending): void {
-    entry.timer = setTimeout(() => this.attempt(key), entry.delayMs);
+    entry.timer = setTimeout(() => this.attempt(key), spread(entry.delayMs, Math.random()));
     entry.timer.unref();
     this.pending.set(key, entry);
   }

@@ -1,16 +1,17 @@
 import { ConfigError } from '../config/load.js';
 import { durationMs, type Config } from '../config/schema.js';
-import { kubeRoutePublisher } from '../kube/route-publisher.js';
+import { kubeRoutePublisher } from '../cluster/route-publisher.js';
 import type { RoutePublisher } from '../services/direct-routes.js';
 import type { SourceStore } from '../sources/source-store.js';
 import { createLocalRuntime } from './local/local-runtime.js';
 import type { Runtime } from './runtime.js';
+import type { Log } from '../logging.js';
 
 export interface RuntimeDeps {
   sourceStore: SourceStore;
   /** The local agents' shared token (spec §4 /internal/sources); never logged. */
   agentToken: string;
-  log(level: 'info' | 'warn' | 'error', msg: string, extra?: object): void;
+  log: Log;
 }
 
 /**
@@ -29,8 +30,8 @@ export async function openRuntime(config: Config, deps: RuntimeDeps): Promise<Ru
     }
     const [{ loadKubeConfig }, { KubeAccessCheck }, { createKubernetesRuntime }] =
       await Promise.all([
-        import('../kube/kube-config.js'),
-        import('../kube/access-check.js'),
+        import('../cluster/kube-config.js'),
+        import('../cluster/access-check.js'),
         import('./kubernetes/kubernetes-runtime.js'),
       ]);
     const kubeConfig = loadKubeConfig(config);
@@ -81,7 +82,7 @@ export async function openRuntime(config: Config, deps: RuntimeDeps): Promise<Ru
         : {}),
       sourceUrl: presign,
       versions: runtime.kubernetes.versions,
-      log: (msg, extra) => deps.log('info', msg, extra),
+      log: deps.log,
     });
   }
   return createLocalRuntime({
@@ -103,7 +104,7 @@ export async function openRuntime(config: Config, deps: RuntimeDeps): Promise<Ru
       maxConnections: runtime.egress.maxConnections,
       headTimeoutMs: durationMs(runtime.egress.headTimeout),
     },
-    log: (msg, extra, level = 'info') => deps.log(level, msg, extra),
+    log: deps.log,
   });
 }
 
@@ -112,8 +113,8 @@ export async function openRoutes(config: Config): Promise<RoutePublisher | undef
   const { routes } = config.runtime.kubernetes;
   if (config.runtime.backend !== 'kubernetes' || routes.kind === 'none') return undefined;
   const [{ loadKubeConfig }, { AppRoutes }] = await Promise.all([
-    import('../kube/kube-config.js'),
-    import('../kube/app-routes.js'),
+    import('../cluster/kube-config.js'),
+    import('../cluster/app-routes.js'),
   ]);
   const appRoutes = new AppRoutes(loadKubeConfig(config), config.kubernetes.namespace, {
     kind: routes.kind,

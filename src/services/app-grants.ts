@@ -1,6 +1,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { ShareLinkRecord, Store } from '../persistence/store.js';
 import { liveLink } from './share-live.js';
+import type { Log } from '../logging.js';
 
 /** Where a private app's host takes a code (`?code=`); the app never sees this path. */
 export const GRANT_PATH = '/__slipway/access';
@@ -23,14 +24,14 @@ export class AppGrants {
   private readonly limits: GrantLimits;
   private readonly now: () => number;
   private key: Buffer | undefined;
-  private readonly log: (level: 'warn', msg: string, extra?: object) => void;
+  private readonly log: Log;
 
   constructor(
     private readonly store: Store,
     options: {
       limits?: Partial<GrantLimits>;
       now?: () => number;
-      log?: (level: 'warn', msg: string, extra?: object) => void;
+      log?: Log;
     } = {},
   ) {
     this.limits = { ...DEFAULT_GRANT_LIMITS, ...options.limits };

@@ -24,6 +24,7 @@ import type { DeployMetadata } from './deploy-metadata.js';
 import { assertMayDeployTo, requireScope } from './deploy-policy.js';
 import { carriedRuntime, releaseRows, type CarriedRuntime } from './deploy-rows.js';
 import { HistoryService, nextVersion, type VersionView } from './history-service.js';
+import type { Log } from '../logging.js';
 
 export { HISTORY_CAP } from './history-service.js';
 
@@ -278,7 +279,7 @@ export interface AppServiceDeps {
   /** The data path's say when an app turns private (Kubernetes direct routes); none: nothing to wait for. */
   accessGate?: AccessGate;
   deployWaitMs?: number;
-  log?: (level: 'info' | 'warn' | 'error', msg: string, extra?: object) => void;
+  log?: Log;
   /** Shared with whatever records the system's own actions; made here when omitted. */
   audit?: AuditTrail;
 }

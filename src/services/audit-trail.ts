@@ -16,6 +16,7 @@ import {
   type Store,
 } from '../persistence/store.js';
 import { WriteRetry } from '../persistence/write-retry.js';
+import type { Log } from '../logging.js';
 
 /**
  * `ok`: done (for a deploy: accepted, Ready or on its way). `denied`: refused by ownership, scope,
@@ -43,14 +44,12 @@ export interface AuditEntry {
   details?: AuditDetails;
 }
 
-export type AuditLog = (level: 'info' | 'warn' | 'error', msg: string, extra?: object) => void;
-
 export class AuditTrail {
   private readonly writes: WriteRetry;
 
   constructor(
     private readonly store: Store,
-    log: AuditLog = () => undefined,
+    log: Log = () => undefined,
     private readonly now: () => number = () => Date.now(),
     writes?: WriteRetry,
   ) {

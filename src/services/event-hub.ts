@@ -6,6 +6,7 @@
  */
 import type { AppEvent, AppRegistry } from '../actors/registry.js';
 import { isAdmin, type Identity } from '../auth/identity.js';
+import type { Log } from '../logging.js';
 
 export type EventSink = (event: AppEvent) => void;
 
@@ -14,15 +15,13 @@ interface Client {
   sink: EventSink;
 }
 
-export type HubLog = (level: 'error', msg: string, extra?: object) => void;
-
 export class EventHub {
   private readonly clients = new Set<Client>();
   private unsubscribe: (() => void) | undefined;
 
   constructor(
     private readonly registry: Pick<AppRegistry, 'on'>,
-    private readonly log: HubLog = () => undefined,
+    private readonly log: Log = () => undefined,
   ) {}
 
   /** Subscribes to the registry on the first client, so an unused hub costs nothing. */

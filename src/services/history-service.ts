@@ -13,6 +13,7 @@ import type { AppRecord, Outcome, Store, VersionRecord } from '../persistence/st
 import { envNames } from './app-view.js';
 import { mintSourceKey } from '../sources/keys.js';
 import type { SourceStore } from '../sources/source-store.js';
+import type { Log } from '../logging.js';
 
 /** Versions kept per app (design.md §6); older ones and their blobs are pruned. */
 export const HISTORY_CAP = 20;
@@ -46,7 +47,7 @@ export interface HistoryDeps {
   /** Turns the source store's faults (a full disk, an object store down) into 503s. */
   storage?: StorageHealth;
   deployWaitMs?: number;
-  log?: (level: 'info' | 'warn' | 'error', msg: string, extra?: object) => void;
+  log?: Log;
 }
 
 export interface RollbackOutcome {

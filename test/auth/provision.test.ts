@@ -67,10 +67,22 @@ describe('loadOrProvision', () => {
       sleep: async (ms) => {
         waits.push(ms);
       },
+      random: () => 0.999,
     });
     expect(record.id).toBe('apikey-flaky');
     expect(calls()).toBe(4);
     expect(waits).toEqual([25, 50, 100]);
+  });
+
+  it('spreads each wait over its upper half, so users failing together retry apart', async () => {
+    const waits: number[] = [];
+    await loadOrProvision(flakyStore(3).store, principal, {
+      sleep: async (ms) => {
+        waits.push(ms);
+      },
+      random: () => 0,
+    });
+    expect(waits).toEqual([13, 25, 50]);
   });
 
   it('gives up with 503 not_ready when the store keeps failing within the budget', async () => {

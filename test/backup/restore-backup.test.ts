@@ -104,6 +104,13 @@ describe('restoreBackup', () => {
     ['a path outside the data dir', { [MANIFEST]: manifest, '../escaped.txt': 'x' }],
     ['a symlink', { [MANIFEST]: manifest, [DATABASE]: { type: 'symlink', target: '/etc/passwd' } }],
     ['a file no backup holds', { [MANIFEST]: manifest, 'sources/evil.sh': 'x' }],
+    [
+      'a file named twice',
+      [
+        [MANIFEST, manifest],
+        [MANIFEST, 'a second manifest'],
+      ],
+    ],
   ] as const)('refuses an archive with %s, writing nothing', async (_, entries) => {
     const file = await archiveOf(entries as TarEntries);
     const refused = restore(file);

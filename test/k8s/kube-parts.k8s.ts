@@ -6,11 +6,11 @@ import { writeFileSync } from 'node:fs';
 import { createServer, connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KubeAccessCheck } from '../../src/kube/access-check.js';
-import { requiredAccess } from '../../src/kube/required-access.js';
-import { AppRoutes, ensureFallbackRoute } from '../../src/kube/app-routes.js';
-import { loadKubeConfig } from '../../src/kube/kube-config.js';
-import { ensureSandboxNetworkPolicy } from '../../src/kube/sandbox-network-policy.js';
+import { KubeAccessCheck } from '../../src/cluster/access-check.js';
+import { requiredAccess } from '../../src/cluster/required-access.js';
+import { AppRoutes, ensureFallbackRoute } from '../../src/cluster/app-routes.js';
+import { loadKubeConfig } from '../../src/cluster/kube-config.js';
+import { ensureSandboxNetworkPolicy } from '../../src/cluster/sandbox-network-policy.js';
 import { freePort, startCluster, waitFor, type Cluster, type K8sObject } from './cluster.js';
 
 const NS = 'slipway';

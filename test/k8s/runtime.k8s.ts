@@ -3,9 +3,8 @@
 // runs) enrolls, pulls the source by URL, starts the app; reap deletes the claim and the pod goes.
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { create as createTar } from 'tar';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KubeAccessCheck } from '../../src/kube/access-check.js';
+import { KubeAccessCheck } from '../../src/cluster/access-check.js';
 import {
   createKubernetesRuntime,
   type KubernetesRuntimeOptions,
@@ -20,16 +19,12 @@ import {
 import { startCluster, startTestNode, waitFor, type Cluster, type TestNode } from './cluster.js';
 import { kubeConfigFor, startRelay, type Relay } from './configmap-support.js';
 import { bundlePodAgent, podAgentCommand } from './pod-agent.js';
+import { tarGzDir } from '../support/tarball.js';
 
 const NS = 'slipway';
 const EXT = '/apis/extensions.agents.x-k8s.io/v1beta1';
 
-async function tarball(dir: string): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  const stream = createTar({ gzip: true, cwd: dir, portable: true }, ['.']);
-  for await (const chunk of stream) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
-}
+const tarball = tarGzDir;
 
 /** Version 1 of `appId` on the fast lane from `<template>.v1`, no env and no egress. */
 function spec(appId: string, template: string, more: Partial<InjectSpec> = {}): InjectSpec {
@@ -116,7 +111,7 @@ describe('kubernetes runtime (real API server, agent-sandbox controller, test no
       },
       sourceUrl: (key) => Promise.resolve(`http://127.0.0.1:${port}/${encodeURIComponent(key)}`),
       versions: { node: process.versions.node },
-      log: (msg, extra) => logs.push(`${msg} ${JSON.stringify(extra ?? {})}`),
+      log: (_level, msg, extra) => logs.push(`${msg} ${JSON.stringify(extra ?? {})}`),
     };
     runtime = createKubernetesRuntime(options);
     await runtime.start();

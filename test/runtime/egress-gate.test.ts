@@ -87,7 +87,7 @@ async function startGate(opts: Partial<EgressGateOptions> = {}): Promise<Gate> {
     allowedHosts: [`api.test:${upstreamPort}`],
     allowPrivate: ['127.0.0.1'],
     resolve,
-    log: (msg, extra) => logs.push({ msg, extra }),
+    log: (_level, msg, extra) => logs.push({ msg, extra }),
     ...opts,
   });
   const path = join(dir, `egress-${++gateCount}.sock`);

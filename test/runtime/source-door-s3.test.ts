@@ -39,7 +39,7 @@ beforeAll(async () => {
     token: TOKEN,
     store,
     warmup: Buffer.from('warm'),
-    log: (msg, extra) => logged.push(`${msg} ${JSON.stringify(extra)}`),
+    log: (_level, msg, extra) => logged.push(`${msg} ${JSON.stringify(extra)}`),
   });
 }, MOTO_SETUP_TIMEOUT_MS);
 

@@ -43,7 +43,7 @@ export async function startRuntime(
     memoryLimitMB: 256,
     pidsLimit: 128,
     allowPrivate: [],
-    log: (msg, extra) => logs.push(extra === undefined ? { msg } : { msg, extra }),
+    log: (_level, msg, extra) => logs.push(extra === undefined ? { msg } : { msg, extra }),
     ...overrides,
   });
   await runtime.start();

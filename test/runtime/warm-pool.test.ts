@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { BootFailureLog, REPEAT_SUMMARY_MS, WarmPool } from '../../src/runtime/local/warm-pool.js';
 import type { LocalSandbox } from '../../src/runtime/local/sandbox.js';
+import type { Log } from '../../src/logging.js';
 
 interface Line {
   msg: string;
@@ -8,9 +9,9 @@ interface Line {
   level: string;
 }
 
-function recorder(): { lines: Line[]; log: (msg: string, extra?: object, level?: string) => void } {
+function recorder(): { lines: Line[]; log: Log } {
   const lines: Line[] = [];
-  return { lines, log: (msg, extra, level = 'info') => lines.push({ msg, extra, level }) };
+  return { lines, log: (level, msg, extra) => lines.push({ msg, extra, level }) };
 }
 
 describe('BootFailureLog', () => {

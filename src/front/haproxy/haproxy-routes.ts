@@ -2,9 +2,8 @@ import { readlink, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import type { RoutePublisher, RouteTarget } from '../../services/direct-routes.js';
 import { haproxyChange, haproxyCommand } from './haproxy-cli.js';
 import { slotBackend, type HaproxyPaths } from './haproxy-config.js';
+import type { Log } from '../../logging.js';
 import { STATUS_CLASSES, type StatusCounts } from '../../metrics.js';
-
-type Log = (level: 'info' | 'warn', msg: string, extra?: object) => void;
 
 /** A slot backend's counters: connections now, sessions ever, answers by status class. */
 interface SlotCounters {

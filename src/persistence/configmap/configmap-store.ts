@@ -4,9 +4,10 @@ import { createMemoryMirror } from '../memory-store.js';
 import type { Store } from '../store.js';
 import { assertFits, dataOf, objectKey, type ObjectKey } from './configmap-objects.js';
 import { ConfigMapWatch, listOurs } from './configmap-watch.js';
-import { ConfigMapWriter, type Log } from './configmap-writer.js';
+import { ConfigMapWriter } from './configmap-writer.js';
 import { unavailable } from './kube-fault.js';
 import { remoteChanges } from './remote-changes.js';
+import type { Log } from '../../logging.js';
 
 export interface ConfigMapStoreOptions {
   kubeConfig: KubeConfig;

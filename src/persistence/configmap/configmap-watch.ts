@@ -1,7 +1,7 @@
 import { Watch, type CoreV1Api, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
 import { SELECTOR } from './configmap-objects.js';
-import type { Log } from './configmap-writer.js';
-import { timeoutOptions } from '../../kube/request-options.js';
+import type { Log } from '../../logging.js';
+import { timeoutOptions } from '../../cluster/request-options.js';
 import { unavailable } from './kube-fault.js';
 
 /** Every ConfigMap of ours in the namespace, page by page, and the list's resourceVersion. */

@@ -1,10 +1,10 @@
 import type { CoreV1Api, V1ConfigMap } from '@kubernetes/client-node';
+import { spread } from '../../backoff.js';
 import { storageUnavailable } from '../storage-faults.js';
 import { configMapName, configMapOf, type ObjectKey } from './configmap-objects.js';
-import { timeoutOptions } from '../../kube/request-options.js';
+import { timeoutOptions } from '../../cluster/request-options.js';
 import { KubeStoreFault, statusOf, unavailable } from './kube-fault.js';
-
-export type Log = (level: 'info' | 'warn' | 'error', msg: string, extra?: object) => void;
+import type { Log } from '../../logging.js';
 
 export interface ConfigMapWriterOptions {
   api: CoreV1Api;
@@ -192,10 +192,13 @@ export class ConfigMapWriter {
     const last = this.backoff.get(key)?.delayMs;
     const delayMs = last === undefined ? min : Math.min(last * 2, this.opts.maxDelayMs ?? 5_000);
     const entry: { delayMs: number; timer?: NodeJS.Timeout } = { delayMs };
-    entry.timer = setTimeout(() => {
-      entry.timer = undefined;
-      this.pump();
-    }, delayMs);
+    entry.timer = setTimeout(
+      () => {
+        entry.timer = undefined;
+        this.pump();
+      },
+      spread(delayMs, Math.random()),
+    );
     entry.timer.unref();
     this.backoff.set(key, entry);
   }

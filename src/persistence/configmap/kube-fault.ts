@@ -1,4 +1,4 @@
-import { statusOf as apiStatusOf } from '../../kube/request-options.js';
+import { statusOf as apiStatusOf } from '../../cluster/request-options.js';
 
 /**
  * Why the configmap store cannot write: the API server refused or did not answer a write

@@ -1,7 +1,8 @@
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import type { MemoryState } from '../memory-state.js';
 import { applyToMirror, keyOf, type ObjectKey } from './configmap-objects.js';
-import type { ConfigMapWriter, Log } from './configmap-writer.js';
+import type { Log } from '../../logging.js';
+import type { ConfigMapWriter } from './configmap-writer.js';
 
 /** What the API holds, brought into the mirror: from the first list, the watch and re-lists. */
 export interface RemoteChanges {

@@ -14,6 +14,7 @@ import { normalizeHost, parseIp, privateRange } from './egress-policy.js';
 import { parseHead, scanHead, type EgressRequest } from './egress-request.js';
 import { indexMisuse, readOnly } from './egress-index.js';
 import { cutDisallowed, EgressRules, type Tunnel } from './egress-rules.js';
+import type { Log } from '../../logging.js';
 
 export { hostAllowed, isPrivateAddress, targetAllowed } from './egress-policy.js';
 
@@ -38,7 +39,7 @@ interface GateTuning {
   connectTimeoutMs?: number;
   /** Connection caps and the head deadline; defaults in egress-limits.ts. */
   limits?: Partial<EgressLimits>;
-  log?: (msg: string, extra?: object) => void;
+  log?: Log;
 }
 /** How long a refused client may keep sending before its socket is dropped. */
 const LINGER_MS = 2_000;
@@ -66,7 +67,7 @@ export function createEgressGate(opts: EgressGateOptions): net.Server {
   rules.onChange(() => cutDisallowed(tunnels, rules, log));
 
   function refuse(socket: net.Socket, status: number, body: string, extra: object): void {
-    log(`egress ${OUTCOME[status] ?? 'failed'}`, { ...extra, status, reason: body });
+    log('info', `egress ${OUTCOME[status] ?? 'failed'}`, { ...extra, status, reason: body });
     if (socket.destroyed) return;
     const text = `${body}\n`;
     socket.end(
@@ -121,7 +122,7 @@ export function createEgressGate(opts: EgressGateOptions): net.Server {
       upstream.destroy();
       return refuse(client, 403, `egress to ${host} refused: no longer allowed`, where);
     }
-    log('egress allowed', { ...where, address: upstream.remoteAddress });
+    log('info', 'egress allowed', { ...where, address: upstream.remoteAddress });
     tunnels.add(tunnel);
     client.once('close', () => tunnels.delete(tunnel));
     if (req.kind === 'connect') client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
@@ -133,7 +134,7 @@ export function createEgressGate(opts: EgressGateOptions): net.Server {
 
   function onConnection(client: net.Socket): void {
     if (!admitConnection(client)) return;
-    client.on('error', (err) => log('egress: client socket error', { error: err.message }));
+    client.on('error', (err) => log('info', 'egress: client socket error', { error: err.message }));
     let buf = Buffer.alloc(0);
     // From accept, not from the last byte: a client trickling a byte at a time gains nothing.
     const headTimer = setTimeout(() => {

@@ -5,6 +5,7 @@
  * not starve them (a trickled byte every few seconds used to keep each one alive indefinitely).
  */
 import type net from 'node:net';
+import type { Log } from '../../logging.js';
 
 export interface EgressLimits {
   /** Open connections one sandbox's door holds at once; more are closed on accept. */
@@ -40,7 +41,7 @@ const REFUSAL_LOG_MS = 10_000;
  * Counts one door's connections against its own cap and the shared one. `admit` either takes a
  * new connection into the count (released when it closes) or destroys it at once.
  */
-export function connectionGate(limits: EgressLimits, log: (msg: string, extra?: object) => void) {
+export function connectionGate(limits: EgressLimits, log: Log) {
   let open = 0;
   let refused = 0;
   let lastLog = 0;
@@ -54,7 +55,7 @@ export function connectionGate(limits: EgressLimits, log: (msg: string, extra?: 
         const cap = full
           ? `${limits.perSandbox} for this sandbox (runtime.egress.maxConnectionsPerSandbox)`
           : `${limits.total.max} for all sandboxes (runtime.egress.maxConnections)`;
-        log('egress connections refused: too many open', { refused, cap });
+        log('info', 'egress connections refused: too many open', { refused, cap });
         lastLog = now;
         refused = 0;
       }

@@ -7,6 +7,7 @@ import {
   targetAllowed,
   type PrivateExceptions,
 } from './egress-policy.js';
+import type { Log } from '../../logging.js';
 
 export interface EgressRuleSet {
   /** `egress.allowed_hosts` entries: names, wildcards, addresses, each with an optional port. */
@@ -43,7 +44,7 @@ export class EgressRules {
 
   constructor(
     initial: EgressRuleSet,
-    private readonly log: (msg: string, extra?: object) => void = () => undefined,
+    private readonly log: Log = () => undefined,
   ) {
     this.set(initial);
   }
@@ -54,7 +55,7 @@ export class EgressRules {
     this.indexes = [...(rules.indexes ?? [])];
     this.exceptions = compileExceptions(rules.allowPrivate);
     if (this.exceptions.invalid.length > 0) {
-      this.log('egress: ignoring allowPrivate entries that are no name, address or CIDR', {
+      this.log('info', 'egress: ignoring allowPrivate entries that are no name, address or CIDR', {
         entries: this.exceptions.invalid,
       });
     }
@@ -113,14 +114,10 @@ export interface Tunnel {
 }
 
 /** Destroys the tunnels the rules no longer permit. */
-export function cutDisallowed(
-  tunnels: Set<Tunnel>,
-  rules: EgressRules,
-  log: (msg: string, extra?: object) => void,
-): void {
+export function cutDisallowed(tunnels: Set<Tunnel>, rules: EgressRules, log: Log): void {
   for (const tunnel of tunnels) {
     if (rules.permits(tunnel)) continue;
-    log('egress tunnel cut: the rules no longer allow it', { host: tunnel.host });
+    log('info', 'egress tunnel cut: the rules no longer allow it', { host: tunnel.host });
     tunnel.client.destroy();
     tunnel.upstream.destroy();
     tunnels.delete(tunnel);

@@ -9,6 +9,7 @@ import { isTrue, type ObjectWatch, type WatchedObject } from './claim-watch.js';
 import { apiErrorText, type KubeApply } from './kube-apply.js';
 import { PodSandbox } from './pod-sandbox.js';
 import { CLAIMS, EXT, LABELS, MANAGED, poolName } from './sandbox-template.js';
+import type { Log } from '../../logging.js';
 
 export type Claim = WatchedObject & {
   status?: WatchedObject['status'] & { sandbox?: { name?: string; podIPs?: string[] } };
@@ -23,7 +24,7 @@ export interface BindDeps {
   claimTimeoutMs: number;
   allowPrivate: string[];
   egressLimits: EgressLimits;
-  log(msg: string, extra?: object): void;
+  log: Log;
 }
 
 const ENROLL_TIMEOUT_MS = 5_000;
@@ -79,7 +80,7 @@ export async function bindClaim(
     await kube
       .deleteExt(CLAIMS, name)
       .catch((e: unknown) =>
-        deps.log('cannot delete a failed claim', { claim: name, error: apiErrorText(e) }),
+        deps.log('info', 'cannot delete a failed claim', { claim: name, error: apiErrorText(e) }),
       );
     throw err;
   }

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { POD_PORTS } from '../../agent/pod-settings.js';
-import { ensureSandboxNetworkPolicy } from '../../kube/sandbox-network-policy.js';
+import { ensureSandboxNetworkPolicy } from '../../cluster/sandbox-network-policy.js';
 import { apiErrorText, type KubeApply } from './kube-apply.js';
 import {
   ENROLL_SECRET,
@@ -13,6 +13,7 @@ import {
   warmPool,
   type PodSpecOptions,
 } from './sandbox-template.js';
+import type { Log } from '../../logging.js';
 
 export interface ClusterSetupOptions {
   kubeConfig: KubeConfig;
@@ -24,7 +25,7 @@ export interface ClusterSetupOptions {
   /** The control plane's egress port, for the NetworkPolicy. */
   gatePort: number;
   networkPolicy?: { controlPlaneLabels: Record<string, string>; gatewayNamespace?: string };
-  log(msg: string, extra?: object): void;
+  log: Log;
 }
 
 /** What the runtime needs from the setup: each template's enroll key and its pool now. */
@@ -87,7 +88,7 @@ async function applyPool(
   template: string,
   size: number,
   hash: string,
-  log: (msg: string, extra?: object) => void,
+  log: Log,
 ): Promise<string> {
   const pool = warmPool(template, size, hash);
   await kube.applyExt(POOLS, pool);
@@ -98,7 +99,7 @@ async function applyPool(
   for (const stale of all.items) {
     const name = stale.metadata?.name;
     if (!name || name === pool.metadata.name) continue;
-    log('sandbox template changed: removing the old warm pool', { template, pool: name });
+    log('info', 'sandbox template changed: removing the old warm pool', { template, pool: name });
     await kube.deleteExt(POOLS, name);
   }
   return pool.metadata.name;

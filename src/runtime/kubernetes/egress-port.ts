@@ -1,4 +1,5 @@
 import net from 'node:net';
+import type { Log } from '../../logging.js';
 
 /** The gate of the pod whose address a connection comes from, if it is one of ours. */
 export type GateFor = (address: string) => net.Server | undefined;
@@ -13,17 +14,17 @@ export async function listenEgressPort(
   host: string,
   port: number,
   gateFor: GateFor,
-  log: (msg: string, extra?: object) => void,
+  log: Log,
 ): Promise<{ port: number; close(): Promise<void> }> {
   const server = net.createServer({ allowHalfOpen: true }, (socket) => {
-    socket.on('error', (err) => log('egress port client error', { error: err.message }));
+    socket.on('error', (err) => log('info', 'egress port client error', { error: err.message }));
     const from = (socket.remoteAddress ?? '').replace(/^::ffff:/, '');
     const gate = gateFor(from);
     if (gate) {
       gate.emit('connection', socket);
       return;
     }
-    log('egress refused: not a claimed sandbox pod', { from });
+    log('info', 'egress refused: not a claimed sandbox pod', { from });
     const body = 'egress refused: this address is no Slipway sandbox\n';
     socket.end(
       `HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nContent-Length: ${body.length}\r\n` +
@@ -31,7 +32,7 @@ export async function listenEgressPort(
     );
     socket.resume();
   });
-  server.on('error', (err) => log('egress port error', { error: err.message }));
+  server.on('error', (err) => log('info', 'egress port error', { error: err.message }));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {

@@ -4,7 +4,7 @@ import {
   CustomObjectsApi,
   type KubeConfig,
 } from '@kubernetes/client-node';
-import { statusOf } from '../../kube/request-options.js';
+import { statusOf } from '../../cluster/request-options.js';
 import type { Obj } from './kube-object.js';
 import { EXT } from './sandbox-template.js';
 

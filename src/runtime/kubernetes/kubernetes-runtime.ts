@@ -16,6 +16,7 @@ import { KubeApply, apiErrorText } from './kube-apply.js';
 import { injectPod } from './pod-inject.js';
 import type { PodSandbox } from './pod-sandbox.js';
 import { CLAIMS, EXT, LABELS, POOLS, SELECTOR, type PodSpecOptions } from './sandbox-template.js';
+import type { Log } from '../../logging.js';
 
 export interface KubernetesRuntimeOptions {
   kubeConfig: KubeConfig;
@@ -42,7 +43,7 @@ export interface KubernetesRuntimeOptions {
     | { managedBy: 'chart'; enrollSecret: string; pools: Partial<Record<string, string>> };
   /** Fence the sandbox pods with a NetworkPolicy (egress: only the gate); undefined: don't. */
   networkPolicy?: { controlPlaneLabels: Record<string, string>; gatewayNamespace?: string };
-  log(msg: string, extra?: object): void;
+  log: Log;
 }
 
 export interface EgressOptions {
@@ -109,7 +110,7 @@ export function createKubernetesRuntime(opts: KubernetesRuntimeOptions): Runtime
       path,
       () => kube.listExt<T>(plural, selector),
       selector,
-      (err) => opts.log(`${what} watch dropped; resyncing`, { error: apiErrorText(err) }),
+      (err) => opts.log('info', `${what} watch dropped; resyncing`, { error: apiErrorText(err) }),
     );
   }
 
@@ -145,7 +146,7 @@ export function createKubernetesRuntime(opts: KubernetesRuntimeOptions): Runtime
     const stale = claims.list().map((c) => c.metadata?.name ?? '');
     await Promise.all(stale.filter(Boolean).map((name) => kube.deleteExt(CLAIMS, name)));
     if (stale.length > 0)
-      opts.log('deleted claims left by a previous run', { claims: stale.length });
+      opts.log('info', 'deleted claims left by a previous run', { claims: stale.length });
     state = 'started';
   };
 
@@ -225,7 +226,7 @@ export function createKubernetesRuntime(opts: KubernetesRuntimeOptions): Runtime
         undefined,
         HEALTH_TIMEOUT_MS,
       ).catch((err: unknown) => {
-        opts.log('health check failed', { sandbox: pod.id, error: (err as Error).message });
+        opts.log('info', 'health check failed', { sandbox: pod.id, error: (err as Error).message });
         return undefined;
       });
       return answer?.status === 200;

@@ -2,6 +2,7 @@ import type { InjectRequest, InjectResponse } from '../../agent/protocol.js';
 import { AppExitError, RuntimeError, type InjectSpec } from '../runtime.js';
 import { callAgent } from './agent-client.js';
 import type { PodSandbox } from './pod-sandbox.js';
+import type { Log } from '../../logging.js';
 
 export interface InjectDeps {
   /** A short-lived URL the agent pulls the source from (a pre-signed object-store GET). */
@@ -9,7 +10,7 @@ export interface InjectDeps {
   startTimeoutMs: number;
   /** `runtime.egress.allowPrivate`. */
   allowPrivate: string[];
-  log(msg: string, extra?: object): void;
+  log: Log;
 }
 
 /** Past the agent's own start deadline, how long the control plane waits for its answer. */
@@ -78,7 +79,7 @@ async function startApp(
   });
   const body = answer.body as InjectResponse | undefined;
   if (answer.status === 200 && body?.ok) {
-    deps.log('app started', {
+    deps.log('info', 'app started', {
       sandbox: pod.id,
       app: spec.appId,
       hostMs: Math.round(performance.now() - started),

@@ -6,8 +6,7 @@ import type { LocalSandbox } from './sandbox.js';
 import { adoptSandbox, type FactoryOptions } from './sandbox-factory.js';
 import type { SandboxRecord } from './sandbox-record.js';
 import { killTree, removeCgroup, running } from './teardown.js';
-
-type Log = (msg: string, extra?: object, level?: 'info' | 'warn' | 'error') => void;
+import type { Log } from '../../logging.js';
 
 /**
  * What the last control plane left running (host.leftovers, whose pid and start time still
@@ -24,11 +23,10 @@ export async function adoptLeftovers(
   const results = await Promise.all(
     host.leftovers.map(async (record) => {
       const sandbox = await adoptSandbox(host, factory, record).catch(async (err: unknown) => {
-        log(
-          'a sandbox left running could not be taken back',
-          { sandbox: record.id, error: String(err) },
-          'warn',
-        );
+        log('warn', 'a sandbox left running could not be taken back', {
+          sandbox: record.id,
+          error: String(err),
+        });
         await reapRecorded(host, record, log);
         return undefined;
       });
@@ -41,7 +39,7 @@ export async function adoptLeftovers(
   );
   const adopted = results.filter((s): s is LocalSandbox => s !== undefined);
   if (host.leftovers.length > 0) {
-    log('sandboxes left running by the last process', {
+    log('info', 'sandboxes left running by the last process', {
       found: host.leftovers.length,
       adopted: adopted.length,
     });
@@ -58,11 +56,10 @@ async function answers(sandbox: LocalSandbox, record: SandboxRecord, log: Log): 
     });
     return reply.status === 200;
   } catch (err) {
-    log(
-      'a sandbox left running did not answer',
-      { sandbox: record.id, error: String(err) },
-      'warn',
-    );
+    log('warn', 'a sandbox left running did not answer', {
+      sandbox: record.id,
+      error: String(err),
+    });
     return false;
   }
 }
@@ -73,7 +70,9 @@ async function reapRecorded(host: HostSetup, record: SandboxRecord, log: Log): P
   const gone = (): boolean => !running(record.pid);
   const closed = new Promise<void>(() => undefined);
   await killTree({ pid: record.pid, graceful: false, cgroup, closed, isClosed: gone });
-  await removeCgroup(cgroup, (msg, extra) => log(msg, { sandbox: record.id, ...extra }));
+  await removeCgroup(cgroup, (level, msg, extra) =>
+    log(level, msg, { sandbox: record.id, ...extra }),
+  );
   host.users.release(record.owner);
   const { sandboxes, held, routes } = host.dirs;
   const left = [

@@ -8,6 +8,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { dirname, join } from 'node:path';
+import type { Log } from '../../logging.js';
 
 /** Per-sandbox memory, pid and CPU limits through cgroups, where this host lets us set them. */
 export interface CgroupSupport {
@@ -58,7 +59,7 @@ interface Hierarchy {
 export function detectCgroups(
   limits: CgroupLimits,
   instance: string,
-  log: (msg: string, extra?: object) => void,
+  log: Log,
   /** Sandbox cgroups (`sb-<id>`) of running sandboxes to adopt: not stale. */
   spare: ReadonlySet<string> = new Set(),
 ): CgroupSupport {
@@ -191,11 +192,7 @@ function probe(hierarchies: Hierarchy[]): void {
  * Sandbox cgroups a previous run of this instance left: the folder is this instance's alone, so
  * all but those of the sandboxes it adopts are stale now. A straggler still inside is killed.
  */
-function sweepStale(
-  bases: string[],
-  log: (msg: string, extra?: object) => void,
-  spare: ReadonlySet<string> = new Set(),
-): void {
+function sweepStale(bases: string[], log: Log, spare: ReadonlySet<string> = new Set()): void {
   for (const base of bases) {
     for (const name of readdirSync(base)) {
       const dir = join(base, name);
@@ -204,18 +201,18 @@ function sweepStale(
         for (const pid of readPids(join(dir, 'cgroup.procs'))) killQuietly(pid);
         rmdirSync(dir);
       } catch (err) {
-        log('stale sandbox cgroup not removed', { dir, error: String(err) });
+        log('info', 'stale sandbox cgroup not removed', { dir, error: String(err) });
       }
     }
   }
 }
 
-function removeBases(bases: string[], log: (msg: string, extra?: object) => void): void {
+function removeBases(bases: string[], log: Log): void {
   for (const base of bases) {
     try {
       rmdirSync(base);
     } catch (err) {
-      log('instance cgroup not removed', { dir: base, error: String(err) });
+      log('info', 'instance cgroup not removed', { dir: base, error: String(err) });
     }
   }
 }

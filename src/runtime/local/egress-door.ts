@@ -3,6 +3,7 @@ import { createEgressGate } from '../egress/egress-gate.js';
 import type { EgressLimits } from '../egress/egress-limits.js';
 import { EgressRules, type EgressRuleSet } from '../egress/egress-rules.js';
 import { listenOnSocket, type SocketOwner } from './unix-listener.js';
+import type { Log } from '../../logging.js';
 
 export interface EgressDoorOptions {
   path: string;
@@ -11,7 +12,7 @@ export interface EgressDoorOptions {
   owner?: SocketOwner;
   /** The runtime's caps (its shared count included); defaults in egress-limits.ts. */
   limits?: Partial<EgressLimits>;
-  log: (msg: string, extra?: object) => void;
+  log: Log;
 }
 
 export interface EgressDoor {
@@ -31,7 +32,7 @@ export interface EgressDoor {
 export async function openEgressDoor(opts: EgressDoorOptions): Promise<EgressDoor> {
   const rules = new EgressRules(opts, opts.log);
   const server: net.Server = createEgressGate({ rules, limits: opts.limits, log: opts.log });
-  server.on('error', (err) => opts.log('egress gate server error', { error: err.message }));
+  server.on('error', (err) => opts.log('info', 'egress gate server error', { error: err.message }));
   const close = await listenOnSocket(server, opts.path, opts.owner);
   return { close, setRules: (next) => rules.set(next) };
 }

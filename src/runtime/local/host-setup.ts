@@ -20,6 +20,7 @@ import { heldIds, readRecord, type SandboxRecord } from './sandbox-record.js';
 import { SandboxUsers, type UidRange } from './sandbox-users.js';
 import { seccompProgram } from './seccomp.js';
 import { warmupTarball } from './warmup-source.js';
+import type { Log } from '../../logging.js';
 
 /** Everything sandboxes share, prepared once at runtime start. */
 export interface HostSetup {
@@ -66,11 +67,7 @@ export interface HostOptions {
  * they bind refuses to start. Sandboxes a previous run of this instance left running (their
  * records say so) are spared for the runtime to adopt or reap; every other leftover goes.
  */
-export async function prepareHost(
-  opts: HostOptions,
-  env: HostEnv,
-  log: (msg: string, extra?: object) => void,
-): Promise<HostSetup> {
+export async function prepareHost(opts: HostOptions, env: HostEnv, log: Log): Promise<HostSetup> {
   if (!env.bwrap) throw new RuntimeError('bubblewrap (bwrap) is not installed', false);
   const root = isRoot();
   if (root && !env.setpriv) {
@@ -125,7 +122,7 @@ export async function prepareHost(
     if (runningRecords(join(dirs.runtime, '..', dead, 'held')).length > 0) continue;
     cgroups.removeInstance(dead);
     await rm(join(dirs.runtime, '..', dead), { recursive: true, force: true });
-    log('removed what a killed instance left', { instance: dead });
+    log('info', 'removed what a killed instance left', { instance: dead });
   }
   const users = new SandboxUsers(root ? opts.uids : undefined, parseInt(id.slice(0, 8), 16));
   return {

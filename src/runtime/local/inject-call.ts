@@ -55,7 +55,7 @@ export async function injectInto(
         sandbox.serves(spec.appId, spec.version, spec.allowedHosts);
         const body = outcome.reply.body as InjectResponse;
         const hostMs = Math.round((performance.now() - started) * 10) / 10;
-        deps.log('app started', {
+        deps.log('info', 'app started', {
           sandbox: sandbox.id,
           app: spec.appId,
           hostMs,

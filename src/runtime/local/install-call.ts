@@ -14,6 +14,7 @@ import { laneProblem } from './lanes.js';
 import { indexHosts, type PackageHosts } from './package-hosts.js';
 import type { LocalSandbox } from './sandbox.js';
 import { callUntilClosed, endSoon, errorText, type Outcome } from './sandbox-call.js';
+import type { Log } from '../../logging.js';
 
 export interface InstallDeps {
   installTimeoutMs: number;
@@ -23,7 +24,7 @@ export interface InstallDeps {
   allowPrivate: string[];
   /** The host's package indexes, read once at runtime start. */
   packageHosts: () => Promise<PackageHosts>;
-  log: (msg: string, extra?: object) => void;
+  log: Log;
 }
 
 /** Past the agent's own deadline, how long the host waits for an agent whose loop is blocked. */
@@ -86,13 +87,19 @@ async function restored(
   const outcome = await callUntilClosed(sandbox, '/install', body, timeoutMs);
   if (outcome.kind === 'reply' && outcome.reply.status === 200) {
     const answer = outcome.reply.body as Extract<InstallResponse, { ok: true }>;
-    deps.log('app restored from its built tree, no install', { ...where, agentMs: answer.ms });
+    deps.log('info', 'app restored from its built tree, no install', {
+      ...where,
+      agentMs: answer.ms,
+    });
     sandbox.note(`version ${spec.version}: its built tree restored, no install`);
     return true;
   }
   if (outcome.kind === 'reply' && outcome.reply.status === 410) {
     deps.artifacts.remove(key);
-    deps.log('built tree unusable, removed; installing', { ...where, reply: outcome.reply.body });
+    deps.log('info', 'built tree unusable, removed; installing', {
+      ...where,
+      reply: outcome.reply.body,
+    });
     return false;
   }
   throw await failure(sandbox, outcome, deps.installTimeoutMs);
@@ -134,7 +141,7 @@ async function install(
   let outcome: Outcome;
   const started = performance.now();
   try {
-    deps.log('install started', { ...where, index: index.map((i) => i.target) });
+    deps.log('info', 'install started', { ...where, index: index.map((i) => i.target) });
     sandbox.note(`version ${spec.version} building: installing its dependencies`);
     const timeoutMs = deps.installTimeoutMs + HOST_GRACE_MS;
     outcome = await callUntilClosed(sandbox, '/install', request, timeoutMs);
@@ -146,7 +153,7 @@ async function install(
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
     const steps = body.steps.length > 0 ? ` (${body.steps.join(', ')})` : '';
     sandbox.note(`version ${spec.version} installed in ${seconds} s${steps}`);
-    deps.log('app installed', {
+    deps.log('info', 'app installed', {
       ...where,
       steps: body.steps,
       agentMs: body.ms,

@@ -22,6 +22,7 @@ import { adoptLeftovers } from './adopt-leftovers.js';
 import { bootSandbox, type FactoryOptions } from './sandbox-factory.js';
 import type { UidRange } from './sandbox-users.js';
 import { WarmPool } from './warm-pool.js';
+import type { Log } from '../../logging.js';
 
 export interface LocalRuntimeOptions {
   dataDir: string;
@@ -44,8 +45,8 @@ export interface LocalRuntimeOptions {
   allowPrivate: string[];
   /** `runtime.egress` caps; defaults in egress-limits.ts. */
   egress?: { maxConnectionsPerSandbox?: number; maxConnections?: number; headTimeoutMs?: number };
-  /** Runtime notes; `level` is info unless given (boot failures are warnings). */
-  log?: (msg: string, extra?: object, level?: 'info' | 'warn' | 'error') => void;
+  /** Runtime notes (boot failures are warnings). */
+  log?: Log;
   /** Built trees kept under dataDir/artifacts: each at most maxBytes, all together totalBytes. */
   artifacts?: Partial<ArtifactLimits>;
   /**
@@ -87,7 +88,7 @@ export function createLocalRuntime(opts: LocalRuntimeOptions): LocalRuntime {
   const readHosts = (): Promise<PackageHosts> =>
     (readingHosts ??= readPackageHosts(env.node, env.python, env.extraReadOnly).then((found) => {
       packageHosts = found;
-      log('general lane', generalLane(found));
+      log('info', 'general lane', generalLane(found));
       return found;
     }));
   const egress: EgressLimits = egressLimits({
@@ -149,8 +150,8 @@ export function createLocalRuntime(opts: LocalRuntimeOptions): LocalRuntime {
           starting = undefined;
           throw err;
         }
-        log(`sandbox limits: ${host.cgroups.detail}`);
-        log(`sandbox user: ${host.users.detail}`);
+        log('info', `sandbox limits: ${host.cgroups.detail}`);
+        log('info', `sandbox user: ${host.users.detail}`);
         if (state === 'new') {
           state = 'started';
           pool.start();
@@ -230,7 +231,7 @@ export function createLocalRuntime(opts: LocalRuntimeOptions): LocalRuntime {
         });
         return reply.status === 200;
       } catch (err) {
-        log('health check failed', { sandbox: sandbox.id, error: String(err) });
+        log('info', 'health check failed', { sandbox: sandbox.id, error: String(err) });
         return false;
       }
     },
@@ -246,7 +247,10 @@ export function createLocalRuntime(opts: LocalRuntimeOptions): LocalRuntime {
         artifacts.removeApp(appId);
       } catch (err) {
         // The app is gone either way; a tree left behind is keyed to its owner, never handed on.
-        log('could not remove the built trees of a deleted app', { app: appId, err: String(err) });
+        log('info', 'could not remove the built trees of a deleted app', {
+          app: appId,
+          err: String(err),
+        });
       }
     },
 
@@ -299,11 +303,9 @@ function versionOf(python: string, log: NonNullable<LocalRuntimeOptions['log']>)
     return /(\d+\.\d+\.\d+)/.exec(out)?.[1] ?? '';
   } catch (err) {
     // Listed without a version rather than not at all: whether the template runs is apart.
-    log(
-      'python3 --version failed',
-      { err: err instanceof Error ? err.message : String(err) },
-      'warn',
-    );
+    log('warn', 'python3 --version failed', {
+      err: err instanceof Error ? err.message : String(err),
+    });
     return '';
   }
 }

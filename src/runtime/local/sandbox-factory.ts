@@ -23,6 +23,7 @@ import { sandboxToken } from './sandbox-token.js';
 import type { ArtifactStore } from './artifact-store.js';
 import { openSourceDoor, type SourceDoor } from './source-door.js';
 import type { SocketOwner } from './unix-listener.js';
+import type { Log } from '../../logging.js';
 
 export interface FactoryOptions {
   agentToken: string;
@@ -33,7 +34,7 @@ export interface FactoryOptions {
   egress: { allowPrivate: string[]; limits: EgressLimits };
   /** Cap on each of the sandbox's tmpfs mounts. */
   tmpfsBytes: number;
-  log: (msg: string, extra?: object) => void;
+  log: Log;
 }
 
 const BOOT_TIMEOUT_MS = 15_000;
@@ -60,7 +61,8 @@ export async function bootSandbox(
   let egress: EgressDoor | undefined;
   // Filled in once claimed: egress lines name the app they are for.
   const context: { app?: string } = {};
-  const log = (msg: string, extra?: object) => opts.log(msg, { sandbox: id, ...context, ...extra });
+  const log: Log = (level, msg, extra) =>
+    opts.log(level, msg, { sandbox: id, ...context, ...extra });
   try {
     owner = host.users.acquire();
     if (heldDir) {
@@ -132,7 +134,8 @@ export async function adoptSandbox(
   const dir = join(host.dirs.sandboxes, id);
   const heldDir = join(host.dirs.held, id);
   const context: { app?: string } = record.app ? { app: record.app } : {};
-  const log = (msg: string, extra?: object) => opts.log(msg, { sandbox: id, ...context, ...extra });
+  const log: Log = (level, msg, extra) =>
+    opts.log(level, msg, { sandbox: id, ...context, ...extra });
   const owner = host.users.take(record.owner);
   const { allowedHosts } = record;
   const { door, egress } = await openDoors(host, opts, { dir, token, owner, allowedHosts, log });
@@ -170,7 +173,7 @@ async function openDoors(
     token: string;
     owner: SocketOwner | undefined;
     allowedHosts: string[];
-    log: (msg: string, extra?: object) => void;
+    log: Log;
   },
 ): Promise<{ door: SourceDoor; egress: EgressDoor }> {
   const { dir, token, owner, log } = at;

@@ -28,6 +28,7 @@ import { writeRecord, type SandboxRecord } from './sandbox-record.js';
 import { killTree, removeCgroup } from './teardown.js';
 import type { SocketOwner } from './unix-listener.js';
 import type { ArtifactGrant } from './source-door.js';
+import type { Log } from '../../logging.js';
 
 export type Phase = 'booting' | 'idle' | 'claimed' | 'injecting' | 'running' | 'failed' | 'gone';
 export type End = { code: number | null; signal: string | null };
@@ -61,7 +62,7 @@ export interface SandboxSetup {
   afterBoot: () => void;
   /** Where the app socket is linked for the native front door (route-link.ts), if anywhere. */
   routeLink?: string;
-  log: (msg: string, extra?: object) => void;
+  log: Log;
 }
 
 /**
@@ -84,7 +85,7 @@ export class LocalSandbox implements Sandbox {
   private readonly exitListeners: ((exit: AppExit) => void)[] = [];
   private readonly logListeners: ((line: LogLine) => void)[] = [];
   private readonly diagLimit = new DiagLimiter((dropped) =>
-    this.setup.log('agent diagnostics over their cap, dropped', {
+    this.setup.log('info', 'agent diagnostics over their cap, dropped', {
       sandbox: this.id,
       lines: dropped.lines,
       bytes: dropped.bytes,
@@ -226,7 +227,10 @@ export class LocalSandbox implements Sandbox {
       });
     } catch (err) {
       // Without a record the next start reaps this sandbox instead of adopting it: no harm done.
-      this.setup.log('sandbox record not written', { sandbox: this.id, error: String(err) });
+      this.setup.log('info', 'sandbox record not written', {
+        sandbox: this.id,
+        error: String(err),
+      });
     }
   }
 
@@ -309,7 +313,8 @@ export class LocalSandbox implements Sandbox {
       closed: this.closed,
       isClosed: () => this.ended,
     });
-    if (!closed) this.setup.log('sandbox did not close after SIGKILL', { sandbox: this.id, pid });
+    if (!closed)
+      this.setup.log('info', 'sandbox did not close after SIGKILL', { sandbox: this.id, pid });
   }
 
   private async cleanup(): Promise<void> {
@@ -317,11 +322,14 @@ export class LocalSandbox implements Sandbox {
     this.appSock?.close();
     for (const close of this.setup.closers.splice(0)) {
       await close().catch((err: unknown) =>
-        this.setup.log('sandbox door close failed', { sandbox: this.id, error: String(err) }),
+        this.setup.log('info', 'sandbox door close failed', {
+          sandbox: this.id,
+          error: String(err),
+        }),
       );
     }
-    await removeCgroup(this.setup.cgroup, (msg, extra) =>
-      this.setup.log(msg, { sandbox: this.id, ...extra }),
+    await removeCgroup(this.setup.cgroup, (level, msg, extra) =>
+      this.setup.log(level, msg, { sandbox: this.id, ...extra }),
     );
     if (this.appLink !== undefined) await rm(this.appLink, { force: true });
     this.appLink = undefined;
@@ -329,7 +337,7 @@ export class LocalSandbox implements Sandbox {
     for (const dir of [this.dir, this.setup.heldDir]) {
       if (dir === undefined) continue;
       await rm(dir, { recursive: true, force: true }).catch((err: unknown) =>
-        this.setup.log('sandbox dir not removed', { sandbox: this.id, error: String(err) }),
+        this.setup.log('info', 'sandbox dir not removed', { sandbox: this.id, error: String(err) }),
       );
     }
   }
@@ -344,7 +352,10 @@ export class LocalSandbox implements Sandbox {
     this.process.detach();
     for (const close of this.setup.closers.splice(0)) {
       await close().catch((err: unknown) =>
-        this.setup.log('sandbox door close failed', { sandbox: this.id, error: String(err) }),
+        this.setup.log('info', 'sandbox door close failed', {
+          sandbox: this.id,
+          error: String(err),
+        }),
       );
     }
   }
@@ -354,7 +365,7 @@ export class LocalSandbox implements Sandbox {
       // bwrap's or a broken agent's words: a failed boot reports them, otherwise they are odd.
       this.bootOutput.push(text);
       if (this.phase !== 'booting') {
-        this.setup.log('sandbox output outside an app', { sandbox: this.id, stream, text });
+        this.setup.log('info', 'sandbox output outside an app', { sandbox: this.id, stream, text });
       }
       return;
     }
@@ -370,7 +381,7 @@ export class LocalSandbox implements Sandbox {
       const size = Buffer.byteLength(message.msg) + jsonBytes(message.extra);
       if (!this.diagLimit.take(size)) return;
       // The agent's fields go under their own key: none may pose as ours (sandbox, app, level).
-      this.setup.log(`agent: ${message.msg}`, {
+      this.setup.log('info', `agent: ${message.msg}`, {
         ...(message.extra ? { agent: message.extra } : {}),
         sandbox: this.id,
         level: message.level,
@@ -389,7 +400,7 @@ export class LocalSandbox implements Sandbox {
         return this.reap();
       })
       .catch((err: unknown) =>
-        this.setup.log('sandbox cleanup failed', { sandbox: this.id, error: String(err) }),
+        this.setup.log('info', 'sandbox cleanup failed', { sandbox: this.id, error: String(err) }),
       );
   }
 
@@ -398,7 +409,7 @@ export class LocalSandbox implements Sandbox {
       try {
         listener(value);
       } catch (err) {
-        this.setup.log(`${what} listener threw`, { sandbox: this.id, error: String(err) });
+        this.setup.log('info', `${what} listener threw`, { sandbox: this.id, error: String(err) });
       }
     }
   }

@@ -5,6 +5,7 @@ import { isSourceKey } from '../../sources/keys.js';
 import type { SourceStore } from '../../sources/source-store.js';
 import type { ArtifactStore } from './artifact-store.js';
 import { listenOnSocket, type SocketOwner } from './unix-listener.js';
+import type { Log } from '../../logging.js';
 
 /** The one artifact a sandbox may fetch (a restore) or upload once (after its install). */
 export interface ArtifactGrant {
@@ -28,7 +29,7 @@ export interface SourceDoorOptions {
   artifacts?: ArtifactStore;
   /** Owner of the socket file, so the sandbox's uid can connect and nobody else can. */
   owner?: SocketOwner;
-  log: (msg: string, extra?: object) => void;
+  log: Log;
 }
 
 const PATH = /^\/internal\/sources\/([^/]+)\.tar\.gz$/;
@@ -56,7 +57,7 @@ export async function openSourceDoor(opts: SourceDoorOptions): Promise<SourceDoo
     }
     const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
     if (bearer === undefined || !timingSafeEqual(digest(bearer), expected)) {
-      opts.log('source door: bad token', { path: opts.path });
+      opts.log('info', 'source door: bad token', { path: opts.path });
       req.resume();
       return refuse(401, 'unauthorized');
     }
@@ -79,13 +80,13 @@ export async function openSourceDoor(opts: SourceDoorOptions): Promise<SourceDoo
     if (key === undefined || !isSourceKey(key) || key !== allowed) return refuse(404, 'not found');
     serveSource(opts.store, key, res, opts.log).catch((err: unknown) => {
       // The store could not be read (an object store down): the agent's inject fails and says so.
-      opts.log('source door: read failed', { key, error: String(err) });
+      opts.log('info', 'source door: read failed', { key, error: String(err) });
       if (res.headersSent) res.destroy();
       else refuse(503, 'source store unavailable');
     });
   });
   server.on('clientError', (err, socket) => {
-    opts.log('source door: client error', { error: err.message });
+    opts.log('info', 'source door: client error', { error: err.message });
     socket.destroy();
   });
   const close = await listenOnSocket(server, opts.path, opts.owner);
@@ -102,7 +103,7 @@ async function serveSource(
   store: SourceStore,
   key: string,
   res: http.ServerResponse,
-  log: (msg: string, extra?: object) => void,
+  log: Log,
 ): Promise<void> {
   const size = await store.size(key);
   const stream = await store.open(key);
@@ -114,7 +115,7 @@ async function serveSource(
   if (size !== undefined) headers['content-length'] = size;
   res.writeHead(200, headers);
   stream.on('error', (err) => {
-    log('source door: read failed', { key, error: err.message });
+    log('info', 'source door: read failed', { key, error: err.message });
     res.destroy(err);
   });
   // The sandbox hung up: stop reading the blob (an object store's body holds a connection).
@@ -131,7 +132,7 @@ function serveArtifact(
   grant: ArtifactGrant,
   req: http.IncomingMessage,
   res: http.ServerResponse,
-  log: (msg: string, extra?: object) => void,
+  log: Log,
   spend: () => void,
 ): void {
   if (grant.mode === 'put') {
@@ -139,7 +140,7 @@ function serveArtifact(
     store.write(grant.key, req).then(
       () => res.writeHead(204).end(),
       (err: unknown) => {
-        log('source door: artifact upload refused', { error: String(err) });
+        log('info', 'source door: artifact upload refused', { error: String(err) });
         req.resume();
         res.writeHead(413, { 'content-type': 'text/plain', connection: 'close' }).end('refused\n');
       },
@@ -153,7 +154,7 @@ function serveArtifact(
   }
   res.writeHead(200, { 'content-type': 'application/gzip', 'content-length': found.size });
   found.stream.on('error', (err) => {
-    log('source door: artifact read failed', { error: err.message });
+    log('info', 'source door: artifact read failed', { error: err.message });
     res.destroy(err);
   });
   found.stream.pipe(res);

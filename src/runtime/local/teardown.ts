@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Cgroup } from './cgroups.js';
 import { processTree, signal } from './process-tree.js';
+import type { Log } from '../../logging.js';
 
 /** How long a running app gets to finish after SIGTERM before everything is SIGKILLed. */
 const GRACE_MS = 500;
@@ -71,10 +72,7 @@ export function running(pid: number): boolean {
 }
 
 /** A cgroup can be removed only once the kernel has finished with its last task. */
-export async function removeCgroup(
-  cgroup: Cgroup | undefined,
-  log: (msg: string, extra?: object) => void,
-): Promise<void> {
+export async function removeCgroup(cgroup: Cgroup | undefined, log: Log): Promise<void> {
   if (!cgroup) return;
   for (let attempt = 0; ; attempt += 1) {
     try {
@@ -82,7 +80,7 @@ export async function removeCgroup(
       return;
     } catch (err) {
       if (attempt >= 50) {
-        log('cgroup not removed', { error: String(err), pids: cgroup.pids() });
+        log('info', 'cgroup not removed', { error: String(err), pids: cgroup.pids() });
         return;
       }
       cgroup.pids().forEach((p) => signal(p, 'SIGKILL'));

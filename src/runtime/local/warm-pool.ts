@@ -1,15 +1,15 @@
 import PQueue from 'p-queue';
 import { RuntimeError } from '../runtime.js';
 import type { LocalSandbox } from './sandbox.js';
-
-export type PoolLog = (msg: string, extra?: object, level?: 'info' | 'warn' | 'error') => void;
+import { spread } from '../../backoff.js';
+import type { Log } from '../../logging.js';
 
 export interface WarmPoolOptions {
   templates: readonly string[];
   /** Idle sandboxes kept per template. */
   size: number;
   boot(template: string): Promise<LocalSandbox>;
-  log: PoolLog;
+  log: Log;
   /** Background boots at once: two keep a 2-core host responsive while refilling. */
   concurrency?: number;
   /** The clock of the boot-failure summaries (tests). */
@@ -29,7 +29,7 @@ export interface PoolStatus {
  */
 const REFILL_DELAY_MS = 250;
 
-/** Retry delays after background boot failures: 1 s doubling to 30 s. */
+/** Retry delays after background boot failures: 1 s doubling to 30 s, each wait jittered. */
 const RETRY_MIN_MS = 1_000;
 const RETRY_MAX_MS = 30_000;
 
@@ -48,7 +48,7 @@ export class BootFailureLog {
   private readonly failures = new Map<string, number>();
 
   constructor(
-    private readonly log: PoolLog,
+    private readonly log: Log,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -59,7 +59,7 @@ export class BootFailureLog {
     if (last === undefined || last.error !== error) {
       if (last !== undefined && last.repeated > 0) this.summarise(template, last);
       this.last.set(template, { error, at: now, repeated: 0 });
-      this.log('warm pool: boot failed, retrying', { template, error, retryMs }, 'warn');
+      this.log('warn', 'warm pool: boot failed, retrying', { template, error, retryMs });
       return;
     }
     last.repeated += 1;
@@ -76,7 +76,7 @@ export class BootFailureLog {
     const last = this.last.get(template);
     this.failures.delete(template);
     this.last.delete(template);
-    this.log('warm pool: boot recovered', {
+    this.log('info', 'warm pool: boot recovered', {
       template,
       failures,
       ...(last ? { lastError: last.error } : {}),
@@ -88,11 +88,12 @@ export class BootFailureLog {
     last: { error: string; repeated: number },
     retryMs?: number,
   ): void {
-    this.log(
-      'warm pool: boot failed, retrying',
-      { template, error: last.error, repeated: last.repeated, ...(retryMs ? { retryMs } : {}) },
-      'warn',
-    );
+    this.log('warn', 'warm pool: boot failed, retrying', {
+      template,
+      error: last.error,
+      repeated: last.repeated,
+      ...(retryMs ? { retryMs } : {}),
+    });
   }
 }
 
@@ -229,7 +230,7 @@ export class WarmPool {
       const delay = this.retryDelay.get(template) ?? RETRY_MIN_MS;
       this.retryDelay.set(template, Math.min(delay * 2, RETRY_MAX_MS));
       this.failures.failed(template, this.lastError, delay);
-      setTimeout(() => this.refill(template), delay).unref();
+      setTimeout(() => this.refill(template), spread(delay, Math.random())).unref();
     } finally {
       this.booting.set(template, (this.booting.get(template) ?? 1) - 1);
     }
@@ -240,7 +241,10 @@ export class WarmPool {
     const index = list.indexOf(sandbox);
     if (index === -1) return; // claimed before it ended: no longer the pool's
     list.splice(index, 1);
-    this.opts.log('warm pool: idle sandbox died, replacing it', { template, sandbox: sandbox.id });
+    this.opts.log('info', 'warm pool: idle sandbox died, replacing it', {
+      template,
+      sandbox: sandbox.id,
+    });
     this.refill(template);
   }
 }

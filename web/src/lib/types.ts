@@ -1,5 +1,7 @@
-/** The API's shapes the dashboard reads (api/openapi.yaml). */
-export type Phase = 'Pending' | 'Claiming' | 'Starting' | 'Ready' | 'Suspended' | 'Failed';
+import type { AppEvent, Phase } from '../../../src/app-event';
+
+/** The API's shapes the dashboard reads (api/openapi.yaml); the app events' are the server's own. */
+export type { AppEvent, Phase };
 /** Who may open the app's URL: anyone, or only requests with a grant (token or share link). */
 export type Access = 'public' | 'private';
 
@@ -43,17 +45,6 @@ export interface VersionView {
   reason?: string;
   message?: string;
   deployed_by?: string;
-}
-
-export interface AppEvent {
-  kind: 'phase' | 'deploy' | 'delete' | 'suspend' | 'resume';
-  app_id: string;
-  owner: string;
-  phase: Phase | 'Deleted';
-  version?: number;
-  reason: string;
-  message: string;
-  time: string;
 }
 
 export interface AuthInfo {

@@ -1,9 +1,13 @@
-// The pure parts of src/kube (names, validation, the RBAC list, the policy object); the same
+// The pure parts of src/cluster (names, validation, the RBAC list, the policy object); the same
 // modules against a real API server are in test/k8s/kube-parts.k8s.ts.
 import { describe, expect, it } from 'vitest';
-import { appObjectName, assertValidEndpoint, isDnsName } from '../../src/kube/app-route-objects.js';
-import { requiredAccess, requiredCrds } from '../../src/kube/required-access.js';
-import { sandboxNetworkPolicy } from '../../src/kube/sandbox-network-policy.js';
+import {
+  appObjectName,
+  assertValidEndpoint,
+  isDnsName,
+} from '../../src/cluster/app-route-objects.js';
+import { requiredAccess, requiredCrds } from '../../src/cluster/required-access.js';
+import { sandboxNetworkPolicy } from '../../src/cluster/sandbox-network-policy.js';
 
 describe('app route names and validation', () => {
   it('names objects slipway-app-<name>, cutting long names with a hash so they never collide', () => {

@@ -3,6 +3,7 @@ import type { Phase, Store } from '../persistence/store.js';
 import type { WriteRetry } from '../persistence/write-retry.js';
 import type { Runtime } from '../runtime/runtime.js';
 import type { SourceStore } from '../sources/source-store.js';
+import type { Activity } from './app-activity.js';
 import type { WarmKeepOptions } from './warm-keep.js';
 
 export type LogLevel = 'info' | 'warn' | 'error';
@@ -22,6 +23,10 @@ export interface AppEvent {
   time: string;
   /** `system` for idle suspend and wake-by-request. */
   initiator: 'user' | 'system';
+  /** While a deploy, rollback or resume is in flight: what it does now (app-activity.ts). */
+  activity?: Activity;
+  /** With `activity`: how long a poller should wait before asking again. */
+  poll_after_seconds?: number;
 }
 
 export type AppEventListener = (event: AppEvent) => void;

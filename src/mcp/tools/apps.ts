@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { mcpAppView } from '../app-view.js';
-import { watchDeploy } from '../deploy-outcome.js';
+import type { AppRecord } from '../../persistence/store.js';
+import { followToEnd, watchDeploy } from '../deploy-outcome.js';
 import { appIdArg, appObject, appShape, progressShape } from '../schemas.js';
 import { defineTool } from '../tool.js';
 
@@ -29,7 +30,8 @@ export const listApps = defineTool({
   annotations: { readOnlyHint: true, openWorldHint: false },
   async run({ limit, offset }, { identity, services }) {
     const page = services.apps.list(identity, { limit, offset });
-    return { items: page.items.map(mcpAppView), total: page.total };
+    const view = (app: AppRecord) => mcpAppView(app, services.registry.activity(app.id));
+    return { items: page.items.map(view), total: page.total };
   },
 });
 
@@ -44,7 +46,8 @@ export const getApp = defineTool({
   output: appShape,
   annotations: { readOnlyHint: true, openWorldHint: false },
   async run({ app_id }, { identity, services }) {
-    return mcpAppView(services.apps.get(identity, app_id));
+    const app = services.apps.get(identity, app_id);
+    return mcpAppView(app, services.registry.activity(app.id));
   },
 });
 
@@ -85,8 +88,9 @@ export const resumeApp = defineTool({
   title: 'Resume an app',
   description:
     'Wakes a Suspended app and waits up to about 10 s for it to be Ready; returns the app. ' +
-    'Use it to warm an app before sending traffic; a request to its URL also wakes it. Send a ' +
-    'progressToken for progress notifications; if it is still waking, poll get_app.',
+    'Use it to warm an app before sending traffic; a request to its URL also wakes it. With a ' +
+    'progressToken the call stays open until it is Ready or failed (up to 5 minutes), with ' +
+    'progress notifications; if it is still waking, call wait_for_app.',
   input: { app_id: appIdArg },
   output: { ...appShape, ...progressShape },
   annotations: { destructiveHint: false, idempotentHint: true, openWorldHint: false },
@@ -95,9 +99,9 @@ export const resumeApp = defineTool({
     ctx.services.apps.get(ctx.identity, app_id);
     const watch = watchDeploy(ctx, app_id, 'resume');
     try {
-      const app = mcpAppView(await ctx.services.apps.resume(ctx.identity, app_id));
-      if (app.phase === 'Ready' || app.phase === 'Failed' || app.phase === 'Suspended') return app;
-      return { ...app, activity: watch.activity, poll_after_seconds: 3 };
+      const woken = await ctx.services.apps.resume(ctx.identity, app_id);
+      const app = await followToEnd(ctx, woken, undefined);
+      return mcpAppView(app, ctx.services.registry.activity(app.id));
     } finally {
       watch.stop();
     }

@@ -87,6 +87,7 @@ describe('MCP: waiting for and cancelling a slow deploy (issue 29)', () => {
         files: quickFiles('first and still'),
       });
       expect(first).toMatchObject({ phase: 'Ready', version: 1 });
+      expect(first.warnings).toBeUndefined();
       const url = String(first.url);
 
       const abort = new AbortController();
@@ -165,6 +166,22 @@ describe('MCP: waiting for and cancelling a slow deploy (issue 29)', () => {
     },
     SLOW,
   );
+
+  it('says in the deploy result when the app ignored $PORT and its port was rerouted', async () => {
+    const server3000 =
+      "require('node:http').createServer((q, s) => s.end('on 3000')).listen(3000);";
+    const result = await ok(client, 'deploy_app', {
+      name: 'mcp-port',
+      files: { 'server.js': server3000 },
+    });
+    expect(result).toMatchObject({ phase: 'Ready' });
+    expect(result.warnings).toEqual([
+      expect.stringMatching(
+        /^the app listens on port 3000, not on \$PORT \(\d+\): Slipway routes to 3000 .*PORT/,
+      ),
+    ]);
+    expect((await fetchApp(String(result.url))).body).toBe('on 3000');
+  });
 
   it(
     'wait_for_app answers when the step changes, and at its timeout when nothing does',

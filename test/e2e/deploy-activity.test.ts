@@ -173,8 +173,16 @@ describe('deploy activity and cancel end to end (real HTTP, real sandboxes)', ()
           last_deploy: { version: 2, outcome: 'Cancelled', reason: 'Cancelled' },
         });
         expect((cancelled.body as Record<string, unknown>).activity).toBeUndefined();
+        // The deploy request that waited for it is told its version never served, and what does.
         const answered = await deploying;
-        expect(answered.status, JSON.stringify(answered.body)).toBe(200);
+        expect(answered).toMatchObject({
+          status: 500,
+          body: {
+            code: 'deploy_failed',
+            details: { reason: 'Cancelled', phase: 'Ready', live_version: 1 },
+          },
+        });
+        expect(answered.body.message).toContain('version 1 is still serving');
 
         expect(await fetchApp(url)).toMatchObject({ status: 200, body: 'version one' });
         const versions = await call(server.baseURL, '/v1/apps/act-cancel/versions', {

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { quickFiles, slowBuildFiles } from '../support/build-apps.js';
 import { fetchApp } from '../support/deploy.js';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { ALICE, API_KEYS, connect, ok, textOf, type ToolResult } from './support.js';
+import { ALICE, API_KEYS, BOB, connect, ok, textOf, type ToolResult } from './support.js';
 
 const SLOW = 180_000;
 /** What a progress notification carrying one of the build's own lines says. */
@@ -29,7 +29,8 @@ async function waitUntil(
       app_id: appId,
       phase: app.phase,
       step: activity?.step ?? '',
-      timeout_seconds: 60,
+      // Below the SDK's own 60 s request timeout.
+      timeout_seconds: 30,
     });
   }
   return app;
@@ -153,6 +154,26 @@ describe('MCP: waiting for and cancelling a slow deploy (issue 29)', () => {
         'mcp-cancel',
         (app) => (app.activity as Activity | undefined)?.step === 'building',
       );
+      // Another caller naming every request id Alice's client may have used cancels nothing.
+      for (let requestId = 0; requestId <= 40; requestId++) {
+        const res = await fetch(`${server.baseURL}/mcp`, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${BOB}`,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+          },
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            method: 'notifications/cancelled',
+            params: { requestId, reason: 'not yours' },
+          }),
+        });
+        expect(res.status).toBe(202);
+      }
+      const still = await ok(client, 'get_app', { app_id: 'mcp-cancel' });
+      expect(still).toMatchObject({ last_deploy: { version: 3, outcome: 'Pending' } });
+      expect((still.activity as Activity | undefined)?.step).toBe('building');
       const cancelled = await ok(client, 'cancel_deploy', { app_id: 'mcp-cancel' });
       expect(cancelled).toMatchObject({
         phase: 'Ready',
@@ -203,7 +224,7 @@ describe('MCP: waiting for and cancelling a slow deploy (issue 29)', () => {
       );
       expect(inBuild.poll_after_seconds).toBeGreaterThanOrEqual(1);
       // Told nothing: it waits from where the app is now, and answers once the build is over.
-      const next = await ok(client, 'wait_for_app', { app_id: 'mcp-slow', timeout_seconds: 60 });
+      const next = await ok(client, 'wait_for_app', { app_id: 'mcp-slow', timeout_seconds: 30 });
       expect(next.changed).toBe(true);
       const step = (next.activity as Activity | undefined)?.step;
       expect(step === undefined ? next.phase : step).not.toBe('building');
@@ -212,7 +233,7 @@ describe('MCP: waiting for and cancelling a slow deploy (issue 29)', () => {
         app_id: 'mcp-slow',
         phase: 'Starting',
         step: 'queued',
-        timeout_seconds: 60,
+        timeout_seconds: 30,
       });
       expect(behind.changed).toBe(true);
       const done = await deploying;

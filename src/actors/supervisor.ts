@@ -81,8 +81,8 @@ export class AppSupervisor {
   private readonly fallbacks = new FallbackSandboxes();
   private readonly probe: WindowProbe;
   private readonly activity: AppActivity;
-  /** Set while a transition is stored: its own `phase` event carries the activity it moved to. */
-  private persisting = false;
+  /** Set while the activity moves with a transition, whose own `phase` event carries it. */
+  private quiet = false;
   /** When the last event of the activity's own went out. */
   private activityEventAt = 0;
 
@@ -97,7 +97,7 @@ export class AppSupervisor {
     this.row = new AppRowWriter(deps.store, appId, deps.url);
     this.timers = new DeadlineTimers(deps.now);
     this.activity = new AppActivity(deps.now, (what) => {
-      if (this.persisting) return;
+      if (this.quiet) return;
       // npm's and a build's lines come in bursts: their events are spaced, a new step's are not.
       const at = deps.now();
       if (what === 'line' && at - this.activityEventAt < LINE_EVENT_MS) return;
@@ -346,11 +346,11 @@ export class AppSupervisor {
 
   /** Moves the activity without an event of its own: the transition that follows has one. */
   private quietly(fn: () => void): void {
-    this.persisting = true;
+    this.quiet = true;
     try {
       fn();
     } finally {
-      this.persisting = false;
+      this.quiet = false;
     }
   }
 

@@ -40,8 +40,10 @@ export const getApp = defineTool({
   title: 'Get an app',
   description:
     'Returns one app: its phase, live URL (once a version serves), the version that serves ' +
-    '(live_version) and how the newest deploy went (last_deploy). Use it to poll an app after ' +
-    'deploy_app answered a phase other than Ready or Failed, and to see why an app is Failed.',
+    '(live_version), how the newest deploy went (last_deploy) and, while a deploy, rollback or ' +
+    'resume is in flight, what it does now (activity) and poll_after_seconds. To wait for a ' +
+    'deploy still going, wait_for_app is better than polling this; use it to see why an app is ' +
+    'Failed.',
   input: { app_id: appIdArg },
   output: appShape,
   annotations: { readOnlyHint: true, openWorldHint: false },

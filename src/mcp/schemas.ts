@@ -11,7 +11,7 @@ export const appIdArg = z
 export const phaseField = z
   .string()
   .describe(
-    'Lifecycle phase: Pending, Claiming, Starting, Ready, Suspended or Failed. Ready: live at url. Pending, Claiming, Starting: on its way, poll get_app. ' +
+    'Lifecycle phase: Pending, Claiming, Starting, Ready, Suspended or Failed. Ready: live at url. Pending, Claiming, Starting: on its way (see activity), call wait_for_app. ' +
       'Suspended: idle, wakes on the next request to url. Failed: see reason, message and logs.',
   );
 

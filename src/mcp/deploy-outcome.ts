@@ -204,9 +204,10 @@ export function cancelOnAbort(ctx: CallContext, appId: string, watch: DeployWatc
   };
   // Next turn: the announcement may come from inside the transition that made the deploy.
   const cancel = (): void => watch.whenVersion((v) => void setImmediate(() => cancelNow(v)));
-  if (ctx.signal.aborted) cancel();
-  else ctx.signal.addEventListener('abort', cancel, { once: true });
-  return () => ctx.signal.removeEventListener('abort', cancel);
+  const { cancelled } = ctx;
+  if (cancelled.aborted) cancel();
+  else cancelled.addEventListener('abort', cancel, { once: true });
+  return () => cancelled.removeEventListener('abort', cancel);
 }
 
 function overtaken(

@@ -45,7 +45,9 @@ export interface ToolContext {
 export interface CallContext extends ToolContext {
   /** Set when the call carried `_meta.progressToken`: the response is then an SSE stream. */
   progress?: ProgressSink;
-  /** Aborted when the client cancels this call (`notifications/cancelled`). */
+  /** Aborted when the client cancels this call (`notifications/cancelled`): undo what it started. */
+  cancelled: AbortSignal;
+  /** Aborted when the call is cancelled or its connection is gone: stop waiting. */
   signal: AbortSignal;
 }
 
@@ -101,10 +103,13 @@ export function defineTool<I extends z.ZodRawShape, O extends z.ZodRawShape>(
         // The SDK has parsed the arguments with inputSchema before it calls this.
         async (args: unknown, extra: Extra) => {
           const call = ctx.calls.begin(ctx.identity.userId, extra.requestId);
+          // The SDK aborts extra.signal when the connection closes too: a client gone is no
+          // cancel, only a reason to stop waiting for it.
           const signal = AbortSignal.any([extra.signal, call.signal]);
           try {
             const progress = progressSink(extra, ctx);
-            return await invoke(def, args as Out<I>, { ...ctx, progress, signal });
+            const calling = { ...ctx, progress, cancelled: call.signal, signal };
+            return await invoke(def, args as Out<I>, calling);
           } finally {
             call.done();
           }

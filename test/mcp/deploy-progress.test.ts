@@ -205,6 +205,55 @@ describe('MCP: waiting for and cancelling a slow deploy (issue 29)', () => {
   });
 
   it(
+    'goes on deploying when the client of a call with a progressToken goes away without cancelling',
+    async () => {
+      const abort = new AbortController();
+      const files = slowBuildFiles('outlived its caller', { lines: 20, everyMs: 300 });
+      const res = await fetch(`${server.baseURL}/mcp`, {
+        method: 'POST',
+        signal: abort.signal,
+        headers: {
+          authorization: `Bearer ${ALICE}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: {
+            name: 'deploy_app',
+            arguments: { name: 'mcp-drop', files },
+            _meta: { progressToken: 'drop' },
+          },
+        }),
+      });
+      expect(res.headers.get('content-type')).toContain('text/event-stream');
+      // Read the stream until the build shows, then hang up.
+      const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+      const decoder = new TextDecoder();
+      let text = '';
+      while (!/building: build step/.test(text)) {
+        const { done, value } = await reader.read();
+        if (done) throw new Error(`the stream ended before the build: ${text}`);
+        text += decoder.decode(value, { stream: true });
+      }
+      abort.abort();
+      const after = await waitUntil(
+        client,
+        'mcp-drop',
+        (app) => (app.last_deploy as { outcome?: string } | null)?.outcome !== 'Pending',
+      );
+      expect(after).toMatchObject({
+        phase: 'Ready',
+        last_deploy: { version: 1, outcome: 'Ready' },
+      });
+      expect((await fetchApp(String(after.url))).body).toBe('outlived its caller');
+    },
+    SLOW,
+  );
+
+  it(
     'wait_for_app answers when the step changes, and at its timeout when nothing does',
     async () => {
       const started = Date.now();

@@ -13,7 +13,7 @@ import {
   type Runtime,
   type Sandbox,
 } from '../runtime/runtime.js';
-import type { LogRing } from './log-ring.js';
+import type { AppLogLine, LogRing } from './log-ring.js';
 import { planStart } from './start-plan.js';
 import type { ReleaseSlot } from './start-gate.js';
 import { AppWarmth } from './app-warmth.js';
@@ -40,6 +40,8 @@ export interface SandboxDeps {
   keep: WarmKeep;
   /** A visitor reached the app directly (not through the router): the app is not idle. */
   touch: () => void;
+  /** Every line a held sandbox prints, once it is in the app's log (the activity reads them). */
+  heard: (line: AppLogLine) => void;
   /**
    * The turn of a cold start the restart queue bounds (undefined: this one is not queued); it
    * resolves undefined when the server stops before the turn came.
@@ -248,8 +250,11 @@ export class AppSandboxes {
     const kept = (): boolean => this.warmth.isKept(sandbox.id);
     this.held.set(sandbox.id, sandbox);
     this.versions.set(sandbox.id, version);
-    const push = (line: LogLine): void =>
-      this.ring.push({ ...line, version: this.versions.get(sandbox.id) ?? version });
+    const push = (line: LogLine): void => {
+      const own = { ...line, version: this.versions.get(sandbox.id) ?? version };
+      this.ring.push(own);
+      this.deps.heard(own);
+    };
     // A kept sandbox is not the app any more: what it prints is not the app's log.
     sandbox.onLog((line) => guard('log', () => kept() || push(line)));
     sandbox.onActivity?.(() => guard('activity', () => kept() || this.deps.touch()));

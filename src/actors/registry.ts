@@ -14,6 +14,7 @@ import { releaseOf } from '../persistence/release.js';
 import { WriteRetry } from '../persistence/write-retry.js';
 import type { AppRecord } from '../persistence/store.js';
 import type { AdoptedSandbox, Sandbox } from '../runtime/runtime.js';
+import type { Activity } from './app-activity.js';
 import { AppEventBus, lifecycleEvent } from './app-events.js';
 import { inputFor, restore, stateOf, type AppSnapshot } from './app-snapshot.js';
 import { AppLogs } from './app-logs.js';
@@ -36,6 +37,8 @@ export type { AppEvent, AppEventListener, RegistryDeps, WaitOptions } from './ty
 
 /** Where a deploy, resume or wake stops waiting: the app got somewhere it will stay. */
 const SETTLED: ReadonlySet<AppState> = new Set(['Ready', 'Failed', 'Suspended', 'Deleted']);
+/** Phases of a deploy on its way: one in them may be cancelled. */
+const IN_FLIGHT: ReadonlySet<AppState> = new Set(['Pending', 'Claiming', 'Starting']);
 
 export class AppRegistry {
   private readonly apps = new Map<string, AppSupervisor>();
@@ -167,6 +170,79 @@ export class AppRegistry {
   }
 
   /**
+   * Waits on for a deploy of `version` (or, without one, a resume) that outlasted the first wait:
+   * until the app settles or another deploy comes, `waitMs` passes or `cut` aborts.
+   */
+  async awaitSettled(
+    appId: string,
+    version: number | undefined,
+    opts: { waitMs: number; cut?: AbortSignal },
+  ): Promise<AppRecord | undefined> {
+    const app = this.live(appId);
+    if (!app) return this.deps.store.getApp(appId);
+    const cut = opts.cut ? AbortSignal.any([opts.cut, this.callers.signal]) : this.callers.signal;
+    await app.waitFor(
+      (s) =>
+        SETTLED.has(stateOf(s)) ||
+        (version !== undefined && s.context.lastDeploy?.version !== version),
+      opts.waitMs,
+      cut,
+    );
+    await this.settleRoute(appId);
+    return this.deps.store.getApp(appId) && this.rowOf(app);
+  }
+
+  /**
+   * Cancels the deploy (or rollback) in flight, of `version` when one is named: its candidate is
+   * dropped and recorded `Cancelled`; what serves goes on serving. Undefined: nothing to cancel.
+   */
+  cancel(appId: string, version?: number): AppRecord | undefined {
+    const app = this.live(appId);
+    if (!app) return undefined;
+    const { context } = app.snapshot();
+    const last = context.lastDeploy;
+    const inFlight =
+      IN_FLIGHT.has(stateOf(app.snapshot())) &&
+      last?.outcome === 'Pending' &&
+      last.version === context.version &&
+      (version === undefined || version === last.version);
+    if (!inFlight) return undefined;
+    app.send({ type: 'CANCEL', at: this.now() }, 'user');
+    return this.rowOf(app);
+  }
+
+  /**
+   * Resolves once an event of the app says its phase or its activity's step is no longer
+   * `seen`'s, or `waitMs` passes, or `cut` aborts: a long poll.
+   */
+  awaitChange(
+    appId: string,
+    seen: { phase: string; step?: string },
+    opts: { waitMs: number; cut?: AbortSignal },
+  ): Promise<boolean> {
+    const differs = (phase: string, step: string | undefined) =>
+      phase !== seen.phase || step !== seen.step;
+    if (differs(this.phase(appId) ?? 'Deleted', this.activity(appId)?.step)) {
+      return Promise.resolve(true);
+    }
+    if (opts.cut?.aborted) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const finish = (changed: boolean): void => {
+        off();
+        clearTimeout(timer);
+        opts.cut?.removeEventListener('abort', cut);
+        resolve(changed);
+      };
+      const cut = () => finish(false);
+      const off = this.bus.on((event) => {
+        if (event.app_id === appId && differs(event.phase, event.activity?.step)) finish(true);
+      });
+      const timer = setTimeout(() => finish(false), opts.waitMs);
+      opts.cut?.addEventListener('abort', cut, { once: true });
+    });
+  }
+
+  /**
    * The server drains: every deploy and resume waiting for its app is answered now with where
    * the app is (stored, so committed: the next start takes it up), and later ones do not wait,
    * so that no client is cut off from the answer to a change that was made.
@@ -252,6 +328,11 @@ export class AppRegistry {
     const app = this.live(appId);
     if (app) return stateOf(app.snapshot());
     return this.deps.store.getApp(appId)?.phase;
+  }
+
+  /** What the deploy, rollback or resume in flight does now; undefined when none is. */
+  activity(appId: string): Activity | undefined {
+    return this.live(appId)?.activityNow();
   }
 
   /** The apps that have an actor now. */

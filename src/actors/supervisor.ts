@@ -16,6 +16,7 @@ import {
 import type { AppRecord, Store } from '../persistence/store.js';
 import type { WriteRetry } from '../persistence/write-retry.js';
 import type { Runtime, Sandbox } from '../runtime/runtime.js';
+import { AppActivity, POLL_AFTER_SECONDS, type Activity } from './app-activity.js';
 import { AppSandboxes } from './app-sandboxes.js';
 import { lifecycleEvent } from './app-events.js';
 import { AppRowWriter } from './app-row.js';
@@ -61,6 +62,9 @@ export const writeKeys = {
     key === `app:${appId}` || key.startsWith(`outcome:${appId}:`),
 };
 
+/** The least time between two events that only bring a newer install or build line. */
+const LINE_EVENT_MS = 1_000;
+
 /** Phases on the way to serving: a queued cold start stays queued through them. */
 const STARTING: ReadonlySet<AppState> = new Set(['Pending', 'Claiming', 'Starting']);
 
@@ -77,6 +81,11 @@ export class AppSupervisor {
   private queued = false;
   private readonly fallbacks = new FallbackSandboxes();
   private readonly probe: WindowProbe;
+  private readonly activity: AppActivity;
+  /** Set while the activity moves with a transition, whose own `phase` event carries it. */
+  private quiet = false;
+  /** When the last event of the activity's own went out. */
+  private activityEventAt = 0;
 
   constructor(
     readonly appId: string,
@@ -88,6 +97,16 @@ export class AppSupervisor {
     this.cause = initiator;
     this.row = new AppRowWriter(deps.store, appId, deps.url);
     this.timers = new DeadlineTimers(deps.now);
+    this.activity = new AppActivity(deps.now, (what) => {
+      if (this.quiet) return;
+      // npm's and a build's lines come in bursts: their events are spaced, a new step's are not.
+      const at = deps.now();
+      if (what === 'line' && at - this.activityEventAt < LINE_EVENT_MS) return;
+      this.activityEventAt = at;
+      this.publish('phase', 'system');
+    });
+    // A new actor without a stored state is a deploy of its version: queued from now on.
+    if (!snapshot) this.quietly(() => this.activity.begin(input.version));
     const guard = (what: string, fn: () => void) => this.guard(what, fn);
     const send = (e: AppMachineEvent) => this.send(e);
     this.sandboxes = new AppSandboxes(appId, {
@@ -96,6 +115,7 @@ export class AppSupervisor {
       halted: () => this.halted,
       guard,
       touch: () => this.touch(),
+      heard: (line) => this.activity.line(line),
       startSlot: () => (this.queued ? deps.gate.enter(appId) : undefined),
       current: (attempt) => this.snapshot().context.attempt === attempt,
     });
@@ -129,6 +149,7 @@ export class AppSupervisor {
     if (this.halted) return;
     // An owner's command starts at once: only what the restart itself owes waits in line.
     if (initiator === 'user') this.queued = false;
+    this.beginActivity(event);
     this.cause = initiator;
     try {
       this.actor.send(event);
@@ -156,6 +177,13 @@ export class AppSupervisor {
     const sandboxId = adopted?.sandbox.id;
     const taken = adopted && { sandboxId: adopted.sandbox.id, version: adopted.version };
     this.send({ type: 'RESTORE', at, ...(taken ? { adopted: taken } : {}) });
+    // The restart takes up a start the last process left in flight.
+    const now = this.snapshot();
+    if (STARTING.has(stateOf(now))) {
+      this.quietly(() => this.activity.begin(now.context.version));
+      this.trackActivity(now);
+      this.publish('phase', 'system');
+    }
     // Serving (adopted), Suspended, Failed: nothing to start, and a later wake is a visitor's.
     if (!STARTING.has(stateOf(this.snapshot()))) this.queued = false;
     // A phase with nothing to resume (Suspended, Failed) did not take it either.
@@ -182,6 +210,11 @@ export class AppSupervisor {
   touch(): void {
     this.lastRequestAt = this.deps.now();
     this.deps.recent.mark(this.appId, this.lastRequestAt);
+  }
+
+  /** What the deploy, rollback or resume in flight is doing; undefined when none is. */
+  activityNow(): Activity | undefined {
+    return this.halted ? undefined : this.activity.view;
   }
 
   /** The row as last written or about to be, for callers that outlive it (delete). */
@@ -285,7 +318,10 @@ export class AppSupervisor {
     this.probe.follow(windowOpen ? serving : undefined);
     if (snapshot.status === 'active') {
       if (!STARTING.has(stateOf(snapshot))) this.queued = false;
-      if (this.row.stage(snapshot)) this.publish('phase', this.cause);
+      const before = this.activity.view?.step;
+      this.trackActivity(snapshot);
+      const moved = this.activity.view?.step !== before;
+      if (this.row.stage(snapshot) || moved) this.publish('phase', this.cause);
       this.deps.writes.run(this.rowKey, () => this.row.flush());
       return;
     }
@@ -294,11 +330,42 @@ export class AppSupervisor {
     this.timers.clear();
   }
 
+  /** A deploy (or rollback), or a resume or wake of a Suspended app, is in flight from now on. */
+  private beginActivity(event: AppMachineEvent): void {
+    const { value, context } = this.snapshot();
+    const wakes = (event.type === 'RESUME' || event.type === 'WAKE') && value === 'Suspended';
+    const version = event.type === 'DEPLOY' ? event.version : wakes ? context.version : undefined;
+    if (version !== undefined) this.quietly(() => this.activity.begin(version));
+  }
+
+  /** The activity follows the phase; its own `phase` event is the transition's. */
+  private trackActivity(snapshot: AppSnapshot): void {
+    const { version } = snapshot.context;
+    const laneOf = () => this.deps.store.getVersion(this.appId, version)?.lane;
+    this.quietly(() => this.activity.phase(stateOf(snapshot), version, laneOf));
+  }
+
+  /** Moves the activity without an event of its own: the transition that follows has one. */
+  private quietly(fn: () => void): void {
+    this.quiet = true;
+    try {
+      fn();
+    } finally {
+      this.quiet = false;
+    }
+  }
+
   private publish(kind: AppEvent['kind'], initiator: Initiator): void {
     const { context, value: phase } = this.snapshot();
     const { version, reason, message } = context;
     const facts = { appId: this.appId, owner: this.row.owner(), phase, version, reason, message };
-    this.deps.publish(lifecycleEvent(kind, facts, initiator, this.deps.now()));
+    const event = lifecycleEvent(kind, facts, initiator, this.deps.now());
+    const activity = this.activity.view;
+    if (activity && phase !== 'Deleted') {
+      event.activity = activity;
+      event.poll_after_seconds = POLL_AFTER_SECONDS[activity.step];
+    }
+    this.deps.publish(event);
   }
 
   /** The machine threw: this app stops, shows why, and releases its sandboxes; others go on. */

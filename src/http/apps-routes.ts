@@ -7,6 +7,7 @@ import { AppError } from '../errors.js';
 import type { AppService } from '../services/app-service.js';
 import { deployFailure } from '../services/deploy-failure.js';
 import { appView } from '../services/app-view.js';
+import type { AppRecord } from '../persistence/store.js';
 import { parseMetadataJson } from '../services/deploy-metadata.js';
 import { sourceTooLarge } from '../sources/tarball.js';
 import {
@@ -22,8 +23,12 @@ import {
 const METADATA_MAX_BYTES = 256 * 1024;
 const LAST_LOG_LINES = 20;
 
-/** `/v1/deploy` and `/v1/apps*`: deploy, list, get, update, delete, suspend, resume (spec §4). */
+/**
+ * `/v1/deploy` and `/v1/apps*`: deploy, list, get, update, delete, suspend, resume, and cancel the
+ * deploy in flight (spec §4).
+ */
 export function appsRoutes(service: AppService, registry: AppRegistry, maxSourceBytes: number) {
+  const view = (app: AppRecord) => appView(app, registry.activity(app.id));
   return async function routes(app: FastifyInstance): Promise<void> {
     await app.register(multipart, {
       limits: {
@@ -62,14 +67,14 @@ export function appsRoutes(service: AppService, registry: AppRegistry, maxSource
       async (request) => {
         const { limit, offset } = request.query as { limit?: number; offset?: number };
         const page = service.list(requireIdentity(request), { limit, offset });
-        return { items: page.items.map(appView), total: page.total };
+        return { items: page.items.map(view), total: page.total };
       },
     );
 
     app.get(
       '/v1/apps/:id',
       { schema: { params: appIdParams, response: { 200: appSchema } } },
-      async (request) => appView(service.get(requireIdentity(request), idOf(request))),
+      async (request) => view(service.get(requireIdentity(request), idOf(request))),
     );
 
     app.patch(
@@ -87,16 +92,13 @@ export function appsRoutes(service: AppService, registry: AppRegistry, maxSource
           idOf(request),
           request.body,
         );
-        if (version === undefined) return reply.status(200).send(appView(updated));
+        if (version === undefined) return reply.status(200).send(view(updated));
         // A config release answers as a deploy does: Ready, on its way, or failed with its logs.
         const logs = registry.logs(updated.id, version).slice(-LAST_LOG_LINES).map(logLineText);
         const failure = deployFailure(updated, version, logs);
         if (failure) throw failure;
-        if (updated.phase === 'Ready' && updated.url)
-          return reply.status(200).send(appView(updated));
-        return reply
-          .status(202)
-          .send({ ...appView(updated), status_url: `/v1/apps/${updated.id}` });
+        if (updated.phase === 'Ready' && updated.url) return reply.status(200).send(view(updated));
+        return reply.status(202).send({ ...view(updated), status_url: `/v1/apps/${updated.id}` });
       },
     );
 
@@ -108,13 +110,20 @@ export function appsRoutes(service: AppService, registry: AppRegistry, maxSource
     app.post(
       '/v1/apps/:id/suspend',
       { schema: { params: appIdParams, response: { 200: appSchema } } },
-      async (request) => appView(await service.suspend(requireIdentity(request), idOf(request))),
+      async (request) => view(await service.suspend(requireIdentity(request), idOf(request))),
+    );
+
+    // No body: the deploy or rollback in flight is the one there is.
+    app.post(
+      '/v1/apps/:id/cancel',
+      { schema: { params: appIdParams, response: { 200: appSchema } } },
+      async (request) => view(service.cancel(requireIdentity(request), idOf(request))),
     );
 
     app.post(
       '/v1/apps/:id/resume',
       { schema: { params: appIdParams, response: { 200: appSchema } } },
-      async (request) => appView(await service.resume(requireIdentity(request), idOf(request))),
+      async (request) => view(await service.resume(requireIdentity(request), idOf(request))),
     );
   };
 }

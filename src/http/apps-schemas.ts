@@ -65,6 +65,19 @@ export const appSchema = {
       items: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
     },
     access: { type: 'string', enum: ['public', 'private'] },
+    activity: {
+      type: 'object',
+      properties: {
+        step: {
+          type: 'string',
+          enum: ['queued', 'installing', 'building', 'starting', 'health-checking', 'switching'],
+        },
+        since: { type: 'string' },
+        last_line: { type: 'string' },
+      },
+      required: ['step', 'since'],
+    },
+    poll_after_seconds: { type: 'integer', minimum: 1 },
   },
   required: [
     'app_id',

@@ -5,6 +5,7 @@ import { requireIdentity } from '../auth/guards.js';
 import type { AppService } from '../services/app-service.js';
 import { deployFailure } from '../services/deploy-failure.js';
 import { appView } from '../services/app-view.js';
+import type { AppRecord } from '../persistence/store.js';
 import { appIdParams } from './apps-schemas.js';
 
 const rollbackBody = {
@@ -18,6 +19,7 @@ const LAST_LOG_LINES = 20;
 
 /** `GET /v1/apps/{id}/versions` and `POST /v1/apps/{id}/rollback` (spec §4). */
 export function versionsRoutes(service: AppService, registry: AppRegistry) {
+  const view = (app: AppRecord) => appView(app, registry.activity(app.id));
   return async function routes(app: FastifyInstance): Promise<void> {
     app.get('/v1/apps/:id/versions', { schema: { params: appIdParams } }, async (request) => ({
       items: service.versions(requireIdentity(request), idOf(request)),
@@ -37,8 +39,8 @@ export function versionsRoutes(service: AppService, registry: AppRegistry) {
         const logs = registry.logs(rolled.id, made).slice(-LAST_LOG_LINES).map(logLineText);
         const failure = deployFailure(rolled, made, logs);
         if (failure) throw failure;
-        if (rolled.phase === 'Ready' && rolled.url) return reply.status(200).send(appView(rolled));
-        return reply.status(202).send({ ...appView(rolled), status_url: `/v1/apps/${rolled.id}` });
+        if (rolled.phase === 'Ready' && rolled.url) return reply.status(200).send(view(rolled));
+        return reply.status(202).send({ ...view(rolled), status_url: `/v1/apps/${rolled.id}` });
       },
     );
   };

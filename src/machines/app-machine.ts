@@ -11,6 +11,7 @@ import { appSetup } from './app-setup.js';
 import { initialContext } from './app-types.js';
 import {
   announce,
+  candidateCancelled,
   candidateExits,
   candidateFails,
   fail,
@@ -57,6 +58,7 @@ export const appMachine = appSetup.createMachine({
           actions: ['requestClaim', show('Claiming')],
         },
         PREPARE_FAILED: candidateFails('Prepare'),
+        CANCEL: candidateCancelled,
         RESTORE: { actions: ['restoreRuntime', 'newAttempt', 'requestPrepare'] },
       },
     },
@@ -81,6 +83,7 @@ export const appMachine = appSetup.createMachine({
           },
           ...candidateFails('ClaimFailed', 'forgetClaim'),
         ],
+        CANCEL: candidateCancelled,
         RETRY: { guard: 'isRetryDue', actions: ['requestClaim', show('Claiming')] },
         RESTORE: [
           { guard: 'isRetryPending', actions: ['restoreRuntime', 'rearmRetry'] },
@@ -97,6 +100,7 @@ export const appMachine = appSetup.createMachine({
           actions: ['promoteSandbox', 'acceptRelease', show('Running'), note('serving')],
         },
         START_FAILED: candidateFails('StartFailed'),
+        CANCEL: candidateCancelled,
         // Exited before it ever answered: fail at once, no restart loop hides a broken app.
         APP_EXITED: candidateExits('AppExited'),
         // The restart backoff after a crash is over.

@@ -6,7 +6,15 @@ import { describeExit } from './app-status.js';
 import type { AppContext, AppMachineEvent } from './app-types.js';
 
 export type NoteKind =
-  'starting' | 'serving' | 'failed' | 'restarting' | 'exited' | 'idle' | 'suspended' | 'woke';
+  | 'starting'
+  | 'serving'
+  | 'failed'
+  | 'cancelled'
+  | 'restarting'
+  | 'exited'
+  | 'idle'
+  | 'suspended'
+  | 'woke';
 
 type Write = (c: AppContext, e: AppMachineEvent) => string;
 
@@ -15,6 +23,7 @@ const NOTES: Record<NoteKind, Write> = {
   serving: (c) => `serving version ${c.version}`,
   // Written before the candidate is dropped: `version` is the one that failed, `live` what serves.
   failed: (c) => `version ${c.version} failed: ${c.reason}: ${firstLine(c.message)}${after(c)}`,
+  cancelled: (c) => `the deploy of version ${c.version} was cancelled${after(c)}`,
   restarting: (c, e) => `version ${c.version} exited with ${exitOf(e)}, restarting`,
   exited: (c, e) =>
     `version ${c.live ?? '?'} exited with ${exitOf(e)} while version ${c.version} deploys`,

@@ -75,6 +75,14 @@ export const appSetup = setup({
       args.context.sandbox !== null &&
       sandboxOf(args.event) === args.context.sandbox &&
       hasOtherLive(args),
+    /** A deploy (or rollback) is in flight: a cancel has a candidate to drop. */
+    cancels: ({ context }) => deployPending(context),
+    cancelsBesideServing: ({ context }) => deployPending(context) && context.serving !== null,
+    cancelsBesideLive: ({ context }) =>
+      deployPending(context) &&
+      context.serving === null &&
+      context.live !== null &&
+      context.live !== context.version,
     canRestart: ({ context, event }) => {
       if (event.type !== 'APP_EXITED' || event.sandboxId !== context.serving) return false;
       const { crashLimit, crashWindowMs } = context.policy;
@@ -132,6 +140,14 @@ export const appSetup = setup({
       const failed = { version, outcome: 'Failed', reason, message } as const;
       enqueue.assign({ lastDeploy: failed });
       enqueue.emit({ type: 'outcome', ...failed });
+    }),
+    /** After `show` described it: the deploy in flight was cancelled, on its version too. */
+    recordCancel: enqueueActions(({ context, enqueue }) => {
+      if (!deployPending(context)) return;
+      const { version, reason, message } = context;
+      const ended = { version, outcome: 'Cancelled', reason, message } as const;
+      enqueue.assign({ lastDeploy: ended });
+      enqueue.emit({ type: 'outcome', ...ended });
     }),
     /** The candidate is gone; the live release is again what this app runs. */
     keepServing: assign(({ context }) => ({ version: context.live ?? context.version })),

@@ -27,7 +27,9 @@ export type StatusReason =
   /** The new release exited or stopped answering within the stability window after going live. */
   | 'CrashedAfterSwitch'
   /** The supervisor's own reason (e.g. `UnknownTemplate`), carried by PREPARE_FAILED. */
-  | 'Prepare';
+  | 'Prepare'
+  /** The owner cancelled the deploy in flight. */
+  | 'Cancelled';
 
 type Describe = (ctx: AppContext, event: AppMachineEvent) => { reason?: string; message: string };
 
@@ -52,11 +54,11 @@ const MESSAGES: Record<StatusReason, Describe> = {
   Running: (c) => ({ message: `serving version ${c.version}` }),
   KeptLive: (c) => ({
     reason: 'Suspended',
-    message: `version ${c.version} wakes on the next request; version ${c.lastDeploy?.version ?? '?'} failed (${c.lastDeploy?.reason ?? 'unknown'})`,
+    message: `version ${c.version} wakes on the next request; ${candidateEnd(c)}`,
   }),
   KeptServing: (c) => ({
     reason: 'Running',
-    message: `serving version ${c.version}; version ${c.lastDeploy?.version ?? '?'} failed (${c.lastDeploy?.reason ?? 'unknown'})`,
+    message: `serving version ${c.version}; ${candidateEnd(c)}`,
   }),
   Idle: (c) => ({ message: `suspended after ${formatDuration(c.ttlMs)} without requests` }),
   Suspended: () => ({ message: 'suspended on request' }),
@@ -81,7 +83,15 @@ const MESSAGES: Record<StatusReason, Describe> = {
   },
   Prepare: (_c, e) =>
     e.type === 'PREPARE_FAILED' ? { reason: e.reason, message: e.message } : { message: '' },
+  Cancelled: (c) => ({ message: `the deploy of version ${c.version} was cancelled` }),
 };
+
+/** How the candidate beside the live release ended: failed with its reason, or cancelled. */
+function candidateEnd(c: AppContext): string {
+  const last = c.lastDeploy;
+  if (last?.outcome === 'Cancelled') return `the deploy of version ${last.version} was cancelled`;
+  return `version ${last?.version ?? '?'} failed (${last?.reason ?? 'unknown'})`;
+}
 
 /** The reason and message for `reason` given the context after the transition's other actions. */
 export function describe(

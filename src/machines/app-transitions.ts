@@ -49,6 +49,32 @@ export const candidateFails = (failure: StatusReason, ...first: First[]) =>
     { guard: 'isCurrent', ...fail(failure, ...first) },
   ] as const;
 
+/**
+ * The owner cancelled the deploy in flight: like a failure (what serves goes on serving), but
+ * recorded `Cancelled`, and a new attempt so that the cancelled one's late results are ignored.
+ */
+const cancelled = [
+  'newAttempt',
+  'releaseSandbox',
+  show('Cancelled'),
+  'recordCancel',
+  note('cancelled'),
+] as const;
+
+export const candidateCancelled = [
+  {
+    guard: 'cancelsBesideServing',
+    target: 'Ready',
+    actions: [...cancelled, 'keepServing', show('KeptServing')],
+  },
+  {
+    guard: 'cancelsBesideLive',
+    target: 'Suspended',
+    actions: [...cancelled, 'keepServing', show('KeptLive')],
+  },
+  { guard: 'cancels', target: 'Failed', actions: cancelled },
+] as const;
+
 /** The candidate's process exited before it ever answered. */
 export const candidateExits = (failure: StatusReason) =>
   [

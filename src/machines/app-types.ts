@@ -22,7 +22,7 @@ export interface AppInput {
 /** How a deploy (or rollback) of one version went: `Pending` until it served or failed. */
 export interface LastDeploy {
   version: number;
-  outcome: 'Pending' | 'Ready' | 'Failed';
+  outcome: 'Pending' | 'Ready' | 'Failed' | 'Cancelled';
   reason?: string;
   message?: string;
 }
@@ -105,6 +105,8 @@ export type AppMachineEvent =
    * runs; it serves on when that is the live release, and is reaped otherwise.
    */
   | { type: 'RESTORE'; at: number; adopted?: { sandboxId: string; version: number } }
+  /** The owner cancels the deploy (or rollback) in flight: the candidate goes, the live one stays. */
+  | { type: 'CANCEL'; at: number }
   | { type: 'DELETE' };
 
 export type AppMachineEventType = AppMachineEvent['type'];
@@ -129,7 +131,7 @@ export type AppEffect =
   | {
       type: 'outcome';
       version: number;
-      outcome: 'Ready' | 'Failed';
+      outcome: 'Ready' | 'Failed' | 'Cancelled';
       reason?: string;
       message?: string;
     }

@@ -89,6 +89,8 @@ function adviceFor(err: AppError, tool: string, field: string | undefined): stri
       const seconds = err.details?.retryAfterSeconds;
       return `wait ${typeof seconds === 'number' ? `${seconds} s` : 'a little'} and call ${tool} again`;
     }
+    case 'nothing_to_cancel':
+      return 'get_app shows the app: its last deploy already served, failed or was cancelled';
     case 'storage_unavailable':
     case 'not_ready':
       return 'try again in a few seconds';

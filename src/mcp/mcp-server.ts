@@ -7,12 +7,15 @@ import { getAppLogs } from './tools/logs.js';
 import { getPlatformInfo, PLATFORM_URI, registerPlatformResource } from './tools/platform.js';
 import { createShareLink, listShareLinks, revokeShareLink } from './tools/share.js';
 import { updateApp } from './tools/update.js';
+import { cancelDeploy, waitForApp } from './tools/wait.js';
 
 /** Every tool, in the order tools/list shows them. */
 export const TOOLS: readonly Tool[] = [
   deployApp,
   listApps,
   getApp,
+  waitForApp,
+  cancelDeploy,
   updateApp,
   getAppLogs,
   deleteApp,
@@ -38,10 +41,13 @@ const INSTRUCTIONS =
   `resource ${PLATFORM_URI}) says what this server runs. deploy_app takes the files of an app ` +
   'and answers within about 10 s; when it fails, its result carries reason, message and the ' +
   'last log lines: fix the files and deploy again. A slower deploy answers with activity and ' +
-  'poll_after_seconds (poll get_app), or send a progressToken for progress notifications. ' +
+  'poll_after_seconds: call wait_for_app until it is live; or send a progressToken to keep the ' +
+  'call open until then, with progress notifications. cancel_deploy (or cancelling the call) ' +
+  'stops a deploy in flight; the version that served keeps serving. ' +
   'A redeploy keeps the env, egress and ttl it does not name; update_app changes them (and ' +
   'access) without sending the source again. ' +
-  "Apps are yours alone: other users' apps do not exist for you; their URLs are public.";
+  "Apps are yours alone: other users' apps do not exist for you. Who may open an app's URL is " +
+  'its access: public (anyone) or private (you, admins and share-link visitors).';
 
 /** One server per request (stateless transport): it acts as that request's caller only. */
 export function buildMcpServer(ctx: ToolContext, version: string): McpServer {

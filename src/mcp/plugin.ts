@@ -3,6 +3,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { readFileSync } from 'node:fs';
 import { requireIdentity } from '../auth/guards.js';
 import { answerAsBatch, isBatch, isEmptyBatch } from './batch.js';
+import { cancellations, InFlightCalls } from './in-flight.js';
 import { buildMcpServer } from './mcp-server.js';
 import { corsHeaders, originKind, preflightHeaders } from './origin.js';
 import { explainSdkErrors } from './sdk-errors.js';
@@ -26,6 +27,7 @@ const PATHS = ['/mcp', '/mcp/'] as const;
 export function mcpRoutes(services: McpServices) {
   // A deploy may carry its source as base64: room for the largest allowed source, plus the rest.
   const bodyLimit = Math.ceil(services.maxSourceBytes / 3) * 4 + 1024 * 1024;
+  const calls = new InFlightCalls();
   return async function routes(app: FastifyInstance): Promise<void> {
     const listed = new Set(app.config.mcp.allowedOrigins);
     // A preflight carries no credentials (Fetch spec), so it cannot pass bearer auth; it runs no
@@ -47,7 +49,7 @@ export function mcpRoutes(services: McpServices) {
     app.setErrorHandler(parseErrors);
     for (const url of PATHS) {
       app.post(url, { bodyLimit }, (request, reply) =>
-        handlePost(services, request, reply, listed),
+        handlePost({ services, calls }, request, reply, listed),
       );
       app.get(url, methodNotAllowed);
       app.delete(url, methodNotAllowed);
@@ -109,7 +111,7 @@ function parseErrors(error: FastifyError, _request: FastifyRequest, reply: Fasti
 }
 
 async function handlePost(
-  services: McpServices,
+  { services, calls }: { services: McpServices; calls: InFlightCalls },
   request: FastifyRequest,
   reply: FastifyReply,
   listed: ReadonlySet<string>,
@@ -125,7 +127,12 @@ async function handlePost(
     identity: requireIdentity(request),
     services,
     log: (level, msg, extra) => request.log[level](extra ?? {}, msg),
+    calls,
   };
+  // The call it names runs on another POST's server: only the caller's own calls are found.
+  for (const { requestId, reason } of cancellations(request.body)) {
+    calls.cancel(ctx.identity.userId, requestId, reason);
+  }
   const server = buildMcpServer(ctx, VERSION);
   // JSON answers, simpler for any client, unless a call asked for progress: notifications need
   // the response to be an SSE stream, and the transport decides that once, for the whole POST.

@@ -72,15 +72,17 @@ export class DeployWatch {
   private lastDetailAt = 0;
   private readonly since = new Date().toISOString();
   private readonly unsubscribe: Array<() => void> = [];
+  private readonly waiting: Array<(version: number) => void> = [];
 
   constructor(private readonly opts: WatchOptions) {
     this.unsubscribe.push(opts.registry.on((event) => this.onEvent(event)));
     this.emit(RANK.queued, ACTIVITY.queued);
   }
 
-  /** What the call reports while the deploy is still going. */
-  get activity(): string {
-    return ACTIVITY[this.stage];
+  /** Runs `fn` with the version this call is about, now or once the registry announced it. */
+  whenVersion(fn: (version: number) => void): void {
+    if (this.version !== undefined) fn(this.version);
+    else this.waiting.push(fn);
   }
 
   stop(): void {
@@ -96,6 +98,7 @@ export class DeployWatch {
     if (event.kind !== this.opts.kind || event.version === undefined) return;
     if (this.version !== undefined) return;
     this.version = event.version;
+    for (const fn of this.waiting.splice(0)) fn(event.version);
     // Only now: the app exists and is the caller's, so its lines are theirs to see.
     const follower = { line: (line: AppLogLine) => this.onLine(line), end: () => undefined };
     this.unsubscribe.push(this.opts.registry.followLogs(this.opts.appId, follower));
@@ -148,7 +151,7 @@ export class DeployWatch {
     this.details += 1;
     // Within the stage's unit, approaching the next stage without reaching it: always increasing.
     const progress = RANK[this.stage] + 1 - 1 / (this.details + 1);
-    this.emit(progress, `${this.activity}: ${text}`);
+    this.emit(progress, `${ACTIVITY[this.stage]}: ${text}`);
   }
 
   /** Stages only move forward: a late or repeated note never sends progress backwards. */

@@ -11,7 +11,7 @@ export const appIdArg = z
 export const phaseField = z
   .string()
   .describe(
-    'Lifecycle phase: Pending, Claiming, Starting, Ready, Suspended or Failed. Ready: live at url. Pending, Claiming, Starting: on its way, poll get_app. ' +
+    'Lifecycle phase: Pending, Claiming, Starting, Ready, Suspended or Failed. Ready: live at url. Pending, Claiming, Starting: on its way (see activity), call wait_for_app. ' +
       'Suspended: idle, wakes on the next request to url. Failed: see reason, message and logs.',
   );
 
@@ -31,7 +31,8 @@ export const urlWhenLiveField = z
   .string()
   .describe(
     'The URL the app will have once a version serves; set instead of url while none does. ' +
-      'Apps are public at their URL.',
+      'Who may open it is the access field: anyone (public), or only the owner, admins and ' +
+      'share-link visitors (private).',
   );
 
 /** A failed call's error, in the structured result of the tools that have one (deploy, rollback). */
@@ -43,20 +44,46 @@ export const errorObject = z
   })
   .describe('Set when the call failed: what went wrong and what to do next.');
 
-/** What a deploy, rollback or wake that is still going says about itself. */
+/** What a deploy, rollback or wake that is still going says about itself (app-activity.ts). */
+export const activityObject = z
+  .object({
+    step: z
+      .enum(['queued', 'installing', 'building', 'starting', 'health-checking', 'switching'])
+      .describe(
+        'What it does now: queued (waiting for a sandbox), installing (dependencies), building, ' +
+          'starting (the app process, until it answers), health-checking, switching (the route).',
+      ),
+    since: z.string().describe('ISO 8601 UTC time this step began.'),
+    last_line: z
+      .string()
+      .optional()
+      .describe('The newest line of the install or build output, at most 500 characters.'),
+  })
+  .describe('Only while a deploy, rollback or resume is in flight: what it is doing now.');
+
+/** What a deploy result adds that the app did not ask for (a port rerouted). */
+export const warningsField = z
+  .array(z.string())
+  .optional()
+  .describe(
+    'Things to fix although the deploy went through, e.g. the app listens on another port ' +
+      'than $PORT and Slipway rerouted to it.',
+  );
+
 export const progressShape = {
-  activity: z
-    .string()
-    .optional()
-    .describe(
-      'While it is still going: what it is doing now (queued, installing dependencies, ' +
-        'building, starting the app).',
-    ),
+  activity: activityObject.optional(),
   poll_after_seconds: z
     .number()
     .int()
+    .min(1)
     .optional()
-    .describe('While it is still going: call get_app again after this many seconds.'),
+    .describe(
+      'With activity: call wait_for_app (or get_app) again after this many seconds at the earliest.',
+    ),
+  next_step: z
+    .string()
+    .optional()
+    .describe('With activity, in a deploy result: how to keep waiting for it.'),
 };
 
 /** How a deploy or a rollback ended when it did not serve: overtaken, or failed with its logs. */
@@ -107,7 +134,12 @@ export const appShape = {
   last_deploy: z
     .object({
       version: z.number().int().describe('The version the newest deploy or rollback created.'),
-      outcome: z.string().describe('Pending while it runs, Ready once it served, or Failed.'),
+      outcome: z
+        .string()
+        .describe(
+          'Pending while it runs, Ready once it served, Failed, or Cancelled (cancel_deploy, ' +
+            'or the deploy call was cancelled).',
+        ),
       reason: z.string().optional().describe('When Failed: the machine-readable cause.'),
       message: z.string().optional().describe('When Failed: what went wrong.'),
     })
@@ -122,6 +154,7 @@ export const appShape = {
     'public: anyone with the URL opens it; private: only the owner (bearer token), admins and ' +
       'visitors let in by a share link.',
   ),
+  ...progressShape,
 };
 
 export const appObject = z.object(appShape);

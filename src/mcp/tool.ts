@@ -17,6 +17,7 @@ import type { AppService } from '../services/app-service.js';
 import type { PlatformInfo } from '../services/platform-info.js';
 import type { ShareService } from '../services/share-links.js';
 import { ERROR_META_KEY, errorSummary, toolError, type ToolError } from './errors.js';
+import type { InFlightCalls } from './in-flight.js';
 import type { ProgressSink } from './progress.js';
 import type { Log } from '../logging.js';
 
@@ -37,12 +38,18 @@ export interface ToolContext {
   identity: Identity;
   services: McpServices;
   log: Log;
+  /** The calls running on every request, which a later `notifications/cancelled` may name. */
+  calls: InFlightCalls;
 }
 
 /** One tool call: the request's context, and where its progress goes if the caller asked. */
 export interface CallContext extends ToolContext {
   /** Set when the call carried `_meta.progressToken`: the response is then an SSE stream. */
   progress?: ProgressSink;
+  /** Aborted when the client cancels this call (`notifications/cancelled`): undo what it started. */
+  cancelled: AbortSignal;
+  /** Aborted when the call is cancelled or its connection is gone: stop waiting. */
+  signal: AbortSignal;
 }
 
 type Out<O extends z.ZodRawShape> = z.output<z.ZodObject<O>>;
@@ -95,8 +102,19 @@ export function defineTool<I extends z.ZodRawShape, O extends z.ZodRawShape>(
           annotations: def.annotations,
         },
         // The SDK has parsed the arguments with inputSchema before it calls this.
-        (args: unknown, extra: Extra) =>
-          invoke(def, args as Out<I>, { ...ctx, progress: progressSink(extra, ctx) }),
+        async (args: unknown, extra: Extra) => {
+          const call = ctx.calls.begin(ctx.identity.userId, extra.requestId);
+          // The SDK aborts extra.signal when the connection closes too: a client gone is no
+          // cancel, only a reason to stop waiting for it.
+          const signal = AbortSignal.any([extra.signal, call.signal]);
+          try {
+            const progress = progressSink(extra, ctx);
+            const calling = { ...ctx, progress, cancelled: call.signal, signal };
+            return await invoke(def, args as Out<I>, calling);
+          } finally {
+            call.done();
+          }
+        },
       );
     },
   };

@@ -111,7 +111,7 @@ export interface AppRecord {
 }
 
 /** `Pending` while the version deploys, `Ready` once it served, `Failed` with why. */
-export type Outcome = 'Pending' | 'Ready' | 'Failed';
+export type Outcome = 'Pending' | 'Ready' | 'Failed' | 'Cancelled';
 
 export interface VersionOutcome {
   outcome: Outcome;

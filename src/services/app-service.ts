@@ -1,7 +1,8 @@
 import type { AppRegistry } from '../actors/registry.js';
 import { isAdmin, type Identity } from '../auth/identity.js';
 import type { Config } from '../config/schema.js';
-import { notFound } from '../errors.js';
+import type { Activity } from '../actors/app-activity.js';
+import { AppError, notFound } from '../errors.js';
 import { liveReleaseOf, liveVersionOf, releaseOf } from '../persistence/release.js';
 import type { StorageHealth } from '../persistence/storage-health.js';
 import type { Access, AppRecord, AuditChange, Store } from '../persistence/store.js';
@@ -192,6 +193,26 @@ export class AppService {
     const outcome = app.phase !== 'Suspended' ? 'noop' : after.phase === 'Failed' ? 'failed' : 'ok';
     this.actions.recorded(identity, 'resume', after, outcome, this.audit.hashOf(id));
     return after;
+  }
+
+  /**
+   * Owner or admin: cancels the deploy or rollback in flight (of `version`, when named); the
+   * release that serves goes on serving. 409 `nothing_to_cancel` when none is in flight.
+   */
+  cancel(identity: Identity, id: string, version?: number): AppRecord {
+    const app = this.get(identity, id);
+    requireScope(identity, 'deploy');
+    const after = this.deps.registry.cancel(app.id, version);
+    if (!after) {
+      const what = version === undefined ? 'no deploy' : `no deploy of version ${version}`;
+      throw new AppError(409, 'nothing_to_cancel', `${what} of ${app.id} is in flight`);
+    }
+    return after;
+  }
+
+  /** What the deploy, rollback or resume of the app in flight does now, if one is. */
+  activity(id: string): Activity | undefined {
+    return this.deps.registry.activity(id);
   }
 
   /**

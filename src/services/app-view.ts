@@ -1,3 +1,4 @@
+import { POLL_AFTER_SECONDS, type Activity } from '../actors/app-activity.js';
 import type { Access, AppRecord, DeployRecord, EnvItem } from '../persistence/store.js';
 
 /** The spec's App resource (§2): list item, single-app response and rollback response. */
@@ -19,12 +20,17 @@ export interface AppView {
   env: { name: string }[];
   /** Who may open the URL: anyone, or only the owner, admins and share-link visitors. */
   access: Access;
+  /** Only while a deploy, rollback or resume is in flight: what it is doing now. */
+  activity?: Activity;
+  /** With `activity`: how long a poller should wait before asking again. */
+  poll_after_seconds?: number;
 }
 
 /** Env names without their values, for every view. */
 export const envNames = (env: EnvItem[]): { name: string }[] => env.map((e) => ({ name: e.name }));
 
-export function appView(app: AppRecord): AppView {
+/** `activity`: the registry's for the app (AppRegistry.activity), if one is in flight. */
+export function appView(app: AppRecord, activity?: Activity): AppView {
   const view: AppView = {
     app_id: app.id,
     name: app.name,
@@ -44,5 +50,9 @@ export function appView(app: AppRecord): AppView {
     access: app.access ?? 'public',
   };
   if (app.url) view.url = app.url;
+  if (activity) {
+    view.activity = activity;
+    view.poll_after_seconds = POLL_AFTER_SECONDS[activity.step];
+  }
   return view;
 }

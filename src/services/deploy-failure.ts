@@ -37,14 +37,17 @@ export function servingVersion(app: AppRecord): number | undefined {
   return serves ? app.liveVersion : undefined;
 }
 
-/** The error a deploy of `version` ended in, or undefined when it served or is still on its way. */
+/**
+ * The error a deploy of `version` ended in, or undefined when it served or is still on its way.
+ * A cancelled one did not serve either: its answer says so (reason `Cancelled`), and what serves.
+ */
 export function deployFailure(
   app: AppRecord,
   version: number,
   logs: string[],
 ): AppError | undefined {
   const last = app.lastDeploy;
-  if (last?.version === version && last.outcome === 'Failed') {
+  if (last?.version === version && (last.outcome === 'Failed' || last.outcome === 'Cancelled')) {
     const serving = servingVersion(app);
     const how = { logs, serving, phase: app.phase };
     return deployFailed(app.id, last.reason ?? 'Failed', last.message ?? '', how);

@@ -34,7 +34,8 @@ const isOpen = (o: Operation): boolean =>
  * issue's password_required (401 before a password is sent), too_many_attempts (429 of password
  * guessing) and share_links_unavailable (503 on the memory store backend), the data-safety
  * issue's last_admin (409 of a change that would leave no active admin), and issue 30's
- * headers_too_large (431) and request_timeout (408).
+ * headers_too_large (431) and request_timeout (408), and issue 29's nothing_to_cancel (409 of a
+ * cancel with no deploy in flight).
  */
 const ERROR_CODES = new Set([
   'in_use',
@@ -68,6 +69,7 @@ const ERROR_CODES = new Set([
   'deploy_failed',
   'internal',
   'not_ready',
+  'nothing_to_cancel',
 ]);
 
 /** spec §5: the paths open even when auth is enabled. */

@@ -114,6 +114,9 @@ describe('events and audit, two users and an admin', () => {
         message: expect.any(String),
         time: expect.stringMatching(/^\d{4}-\d\d-\d\dT.*Z$/),
         initiator: 'user',
+        // A deploy is in flight from its first event on (issue 29).
+        activity: { step: 'queued', since: expect.stringMatching(/Z$/) },
+        poll_after_seconds: 2,
       });
       expect(appEvents(bob).find((e) => e.kind === 'suspend')).toMatchObject({
         kind: 'suspend',

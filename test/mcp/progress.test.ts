@@ -100,7 +100,7 @@ describe('DeployWatch: progress of one deploy from its events and log lines', ()
     registry.event('deploy', 3);
     registry.note(2, 'version 2 exited with code 1, restarting');
     registry.note(3, 'version 3 starting');
-    expect(w.activity).toBe('starting the app');
+    expect(w.stage).toBe('starting');
     registry.note(3, 'version 3 starting'); // again: no step back, no repeat
     w.stop();
     registry.note(3, 'serving version 3'); // after stop: nothing

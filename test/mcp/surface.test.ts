@@ -4,12 +4,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestServer, type TestServer } from '../support/server.js';
 import { ALICE, API_KEYS, BOB, connect, fails, nodeAppFiles, ok, type Seen } from './support.js';
 
-/** Every tool of issue 6, get_platform_info of issue 16 and update_app of issue 28. */
+/**
+ * Every tool of issue 6, get_platform_info of issue 16, update_app of issue 28, wait_for_app and
+ * cancel_deploy of issue 29.
+ */
 const TOOLS = [
   'get_platform_info',
   'deploy_app',
   'list_apps',
   'get_app',
+  'wait_for_app',
+  'cancel_deploy',
   'update_app',
   'get_app_logs',
   'delete_app',

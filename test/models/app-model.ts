@@ -149,6 +149,14 @@ export const VARIANTS: Record<string, Variant> = {
     make: (c) => ({ type: 'IDLE_TIMEOUT', at: c.idleAt ?? 0, lastRequestAt: c.idleAt ?? 0 }),
   },
   SUSPEND: { when: ready, make: () => ({ type: 'SUSPEND' }) },
+  // The owner cancels the deploy in flight (POST /v1/apps/{id}/cancel, cancel_deploy).
+  CANCEL: {
+    when: (s, c) =>
+      ['Pending', 'Claiming', 'Starting'].includes(s) &&
+      c.lastDeploy?.outcome === 'Pending' &&
+      c.lastDeploy.version === c.version,
+    make: () => ({ type: 'CANCEL', at: AT }),
+  },
   WAKE: { when: (s) => s === 'Suspended', make: () => ({ type: 'WAKE' }) },
   RESUME: { when: (s) => s === 'Suspended', make: () => ({ type: 'RESUME' }) },
   RESTORE: {

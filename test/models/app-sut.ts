@@ -111,6 +111,9 @@ export class AppSut {
       case 'SUSPEND':
         await registry.suspend(APP);
         break;
+      case 'CANCEL':
+        expect(registry.cancel(APP)).toBeDefined();
+        break;
       case 'WAKE':
         expect(await registry.route(APP, { waitMs: 0 })).toBeUndefined();
         break;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { mcpAppView } from '../app-view.js';
-import { watchDeploy } from '../deploy-outcome.js';
+import type { AppRecord } from '../../persistence/store.js';
+import { followToEnd, watchDeploy } from '../deploy-outcome.js';
 import { appIdArg, appObject, appShape, progressShape } from '../schemas.js';
 import { defineTool } from '../tool.js';
 
@@ -29,7 +30,8 @@ export const listApps = defineTool({
   annotations: { readOnlyHint: true, openWorldHint: false },
   async run({ limit, offset }, { identity, services }) {
     const page = services.apps.list(identity, { limit, offset });
-    return { items: page.items.map(mcpAppView), total: page.total };
+    const view = (app: AppRecord) => mcpAppView(app, services.registry.activity(app.id));
+    return { items: page.items.map(view), total: page.total };
   },
 });
 
@@ -38,13 +40,16 @@ export const getApp = defineTool({
   title: 'Get an app',
   description:
     'Returns one app: its phase, live URL (once a version serves), the version that serves ' +
-    '(live_version) and how the newest deploy went (last_deploy). Use it to poll an app after ' +
-    'deploy_app answered a phase other than Ready or Failed, and to see why an app is Failed.',
+    '(live_version), how the newest deploy went (last_deploy) and, while a deploy, rollback or ' +
+    'resume is in flight, what it does now (activity) and poll_after_seconds. To wait for a ' +
+    'deploy still going, wait_for_app is better than polling this; use it to see why an app is ' +
+    'Failed.',
   input: { app_id: appIdArg },
   output: appShape,
   annotations: { readOnlyHint: true, openWorldHint: false },
   async run({ app_id }, { identity, services }) {
-    return mcpAppView(services.apps.get(identity, app_id));
+    const app = services.apps.get(identity, app_id);
+    return mcpAppView(app, services.registry.activity(app.id));
   },
 });
 
@@ -85,8 +90,9 @@ export const resumeApp = defineTool({
   title: 'Resume an app',
   description:
     'Wakes a Suspended app and waits up to about 10 s for it to be Ready; returns the app. ' +
-    'Use it to warm an app before sending traffic; a request to its URL also wakes it. Send a ' +
-    'progressToken for progress notifications; if it is still waking, poll get_app.',
+    'Use it to warm an app before sending traffic; a request to its URL also wakes it. With a ' +
+    'progressToken the call stays open until it is Ready or failed (up to 5 minutes), with ' +
+    'progress notifications; if it is still waking, call wait_for_app.',
   input: { app_id: appIdArg },
   output: { ...appShape, ...progressShape },
   annotations: { destructiveHint: false, idempotentHint: true, openWorldHint: false },
@@ -95,9 +101,9 @@ export const resumeApp = defineTool({
     ctx.services.apps.get(ctx.identity, app_id);
     const watch = watchDeploy(ctx, app_id, 'resume');
     try {
-      const app = mcpAppView(await ctx.services.apps.resume(ctx.identity, app_id));
-      if (app.phase === 'Ready' || app.phase === 'Failed' || app.phase === 'Suspended') return app;
-      return { ...app, activity: watch.activity, poll_after_seconds: 3 };
+      const woken = await ctx.services.apps.resume(ctx.identity, app_id);
+      const app = await followToEnd(ctx, woken, undefined);
+      return mcpAppView(app, ctx.services.registry.activity(app.id));
     } finally {
       watch.stop();
     }

@@ -4,7 +4,13 @@ import type { AppRecord } from '../../persistence/store.js';
 import { validateMetadata } from '../../services/deploy-metadata.js';
 import { APP_NAME, APP_NAME_MAX } from '../../sources/app-name.js';
 import { LANES, TEMPLATES } from '../../sources/classify.js';
-import { laneOf, reportDeploy, watchDeploy } from '../deploy-outcome.js';
+import {
+  cancelOnAbort,
+  followToEnd,
+  laneOf,
+  reportDeploy,
+  watchDeploy,
+} from '../deploy-outcome.js';
 import { decodeTarball, packFiles, topFolderOf } from '../pack-files.js';
 import {
   accessField,
@@ -15,6 +21,7 @@ import {
   reasonField,
   urlField,
   urlWhenLiveField,
+  warningsField,
 } from '../schemas.js';
 import { defineTool, ToolFailure } from '../tool.js';
 
@@ -59,6 +66,7 @@ const output = {
     .int()
     .optional()
     .describe('The version that serves now; on a failed redeploy, the earlier one still serving.'),
+  warnings: warningsField,
   ...progressShape,
   ...outcomeShape,
 };
@@ -75,8 +83,11 @@ export const deployApp = defineTool({
     'about 10 s: phase Ready comes with url; a failure comes as an error with reason, message and ' +
     'logs to fix and deploy again. A failed redeploy never takes the app down: the version that ' +
     'served keeps serving (live_version says which). A slower deploy (an install or build on the ' +
-    'general lane) answers with activity and poll_after_seconds: poll get_app then, or send a ' +
-    'progressToken to get progress notifications until it is live.',
+    'general lane) answers with activity and poll_after_seconds: call wait_for_app then. With a ' +
+    'progressToken the call stays open until the app is live or failed (up to 5 minutes), with ' +
+    'progress notifications carrying the activity and the build log lines; cancelling the call ' +
+    '(notifications/cancelled) cancels the deploy, and the version that served keeps serving. ' +
+    'warnings says when the app ignored $PORT and Slipway rerouted to the port it listens on.',
   input: {
     name: z
       .string()
@@ -170,10 +181,13 @@ export const deployApp = defineTool({
     const metadata = validateMetadata({ name, runtime, env, egress, ttl, access });
     const source = await sourceOf(args, ctx.services.maxSourceBytes);
     const watch = watchDeploy(ctx, name, 'deploy');
+    const stopCancel = cancelOnAbort(ctx, name, watch);
     let outcome: { app: AppRecord; version: number };
     try {
       outcome = await ctx.services.apps.deploy(ctx.identity, metadata, source);
+      outcome = { ...outcome, app: await followToEnd(ctx, outcome.app, outcome.version) };
     } finally {
+      stopCancel();
       watch.stop();
     }
     const folder = args.files === undefined ? undefined : topFolderOf(args.files);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { mcpAppView, withoutLogLines } from '../app-view.js';
-import { reportDeploy, watchDeploy } from '../deploy-outcome.js';
+import { cancelOnAbort, followToEnd, reportDeploy, watchDeploy } from '../deploy-outcome.js';
 import { appIdArg, appShape, outcomeShape, progressShape } from '../schemas.js';
 import { defineTool, ToolFailure } from '../tool.js';
 
@@ -35,7 +35,10 @@ const versionShape = {
   outcome: z
     .string()
     .optional()
-    .describe('Pending while it deploys, Ready once it served, Failed with reason and message.'),
+    .describe(
+      'Pending while it deploys, Ready once it served, Failed with reason and message, or ' +
+        'Cancelled.',
+    ),
   reason: z.string().optional().describe('When Failed: the machine-readable cause.'),
   message: z.string().optional().describe('When Failed: what went wrong.'),
   live: z.boolean().describe("True on the version that serves now (the app's live_version)."),
@@ -78,7 +81,9 @@ export const rollbackApp = defineTool({
     'version at the head of the history (history is never rewritten) and waits up to about 10 s. ' +
     'Use it when a deploy broke the app. Answers like deploy_app: Ready with url, a failure as an ' +
     'error with logs (the version that served keeps serving), else activity and ' +
-    'poll_after_seconds: poll get_app then. Send a progressToken for progress notifications.',
+    'poll_after_seconds: call wait_for_app then. With a progressToken the call stays open until ' +
+    'it is live or failed (up to 5 minutes), with progress notifications; cancelling the call ' +
+    'cancels the rollback.',
   input: {
     app_id: appIdArg,
     // Any integer, as over HTTP: one not in the history is the service's `unknown_version`.
@@ -90,10 +95,13 @@ export const rollbackApp = defineTool({
     // Ownership first: another owner's app is not found, and nothing of it is watched.
     ctx.services.apps.get(ctx.identity, app_id);
     const watch = watchDeploy(ctx, app_id, 'deploy');
+    const stopCancel = cancelOnAbort(ctx, app_id, watch);
     let outcome;
     try {
       outcome = await ctx.services.apps.rollback(ctx.identity, app_id, version);
+      outcome = { ...outcome, app: await followToEnd(ctx, outcome.app, outcome.version) };
     } finally {
+      stopCancel();
       watch.stop();
     }
     const step =

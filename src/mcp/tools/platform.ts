@@ -64,15 +64,21 @@ const output = {
 };
 
 const APP_URLS =
-  'public: anyone who has the URL can open an app (apps are not private yet); share links ' +
-  '(create_share_link) add a page with an optional password that shows the app.';
+  "It depends on the app's access (deploy_app's or update_app's access, get_app shows it). " +
+  'public: anyone who has the URL opens the app. private: only its owner (with their token), ' +
+  'admins, and visitors a share link (create_share_link, with an optional password) lets in. ' +
+  "A new app gets this server's default access unless the deploy names one.";
 
 const WAITING =
-  'deploy_app, rollback_app and resume_app wait about 10 s. A slower deploy (an install or ' +
-  'build on the general lane) answers with phase, activity and poll_after_seconds: call get_app ' +
-  'after that many seconds until phase is Ready (url set) or Failed (reason, message, ' +
-  'get_app_logs). Or send a progressToken in the call: progress notifications (queued, ' +
-  'installing dependencies, building, starting the app, serving) come until the result.';
+  'deploy_app, rollback_app, update_app and resume_app wait about 10 s. A slower deploy (an ' +
+  'install or build on the general lane) answers with phase, activity (step: queued, ' +
+  'installing, building, starting, health-checking or switching; since; last_line) and ' +
+  'poll_after_seconds: call wait_for_app, which answers as soon as the phase or the step ' +
+  'changes, until phase is Ready (url set) or Failed (reason, message, get_app_logs). Or send ' +
+  'a progressToken in the call: it stays open until the app is live or failed (up to 5 ' +
+  'minutes), with progress notifications carrying the activity and the build log lines. ' +
+  'Cancelling that call (notifications/cancelled) cancels the deploy; so does cancel_deploy. ' +
+  'A cancelled deploy is recorded Cancelled and the version that served keeps serving.';
 
 type Output = z.output<z.ZodObject<typeof output>>;
 
@@ -87,7 +93,7 @@ export const getPlatformInfo = defineTool({
   description:
     'Returns what this server can run: templates (static, node, python) and their lanes, which ' +
     'are available here and why not, runtime versions, size and name limits, the app URL ' +
-    'pattern, that app URLs are public, and how to wait for a slow deploy. Call it before a ' +
+    'pattern, who may open an app URL (its access), and how to wait for a slow deploy. Call it before a ' +
     `first deploy_app instead of guessing. Also readable as the resource ${PLATFORM_URI}.`,
   input: {},
   output,

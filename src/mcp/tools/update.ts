@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { mcpAppView, withoutLogLines } from '../app-view.js';
-import { reportDeploy, watchDeploy } from '../deploy-outcome.js';
+import { cancelOnAbort, followToEnd, reportDeploy, watchDeploy } from '../deploy-outcome.js';
 import { accessField, appIdArg, appShape, outcomeShape, progressShape } from '../schemas.js';
 import { defineTool, ToolFailure } from '../tool.js';
 
@@ -78,10 +78,15 @@ export const updateApp = defineTool({
       return mcpAppView((await ctx.services.apps.update(ctx.identity, app_id, given)).app);
     }
     const watch = watchDeploy(ctx, app_id, 'deploy');
+    const stopCancel = cancelOnAbort(ctx, app_id, watch);
     let outcome;
     try {
       outcome = await ctx.services.apps.update(ctx.identity, app_id, given);
+      if (outcome.version !== undefined) {
+        outcome = { ...outcome, app: await followToEnd(ctx, outcome.app, outcome.version) };
+      }
     } finally {
+      stopCancel();
       watch.stop();
     }
     const { app, version } = outcome;

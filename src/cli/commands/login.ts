@@ -33,14 +33,16 @@ export function loginCommands(program: Command): void {
       // Saved only once the server takes it: a typo fails here, not on the next deploy.
       const api = new ApiClient({ url, token, from: 'file' });
       const me = await api.call<Whoami>('GET', '/api/whoami').catch((err: unknown) => {
-        if (err instanceof CliError && err.exitCode === EXIT.auth) {
+        if (!(err instanceof CliError)) throw err;
+        if (err.exitCode === EXIT.auth) {
           throw new CliError(
             err.exitCode,
             err.code,
             err.message,
-            `check the key; nothing was saved`,
+            'check the key; nothing was saved',
           );
         }
+        if (err.code === 'not_found' || err.code === 'http_404') throw noApiAt(url);
         throw err;
       });
       await saveLogin({ url, token }, path);
@@ -61,6 +63,19 @@ export function loginCommands(program: Command): void {
       if (process.env.SLIPWAY_TOKEN) human.push('SLIPWAY_TOKEN is still set and still used');
       out.result({ removed, config: path }, human);
     });
+}
+
+/**
+ * The server answered, but not with an identity: most often a URL with an API path (`…/v1`) where
+ * the server's own address belongs, since the CLI adds the paths itself.
+ */
+function noApiAt(url: string): CliError {
+  const { origin, pathname } = new URL(url);
+  const hint =
+    pathname !== '/'
+      ? `give the server's address without ${pathname}: slipway login --url ${origin}`
+      : "check --url: it is the address the server's dashboard opens at";
+  return new CliError(EXIT.api, 'not_found', `no Slipway API at ${url}; nothing was saved`, hint);
 }
 
 async function tokenFrom(opts: { token?: string; tokenStdin?: boolean }): Promise<string> {

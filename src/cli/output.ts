@@ -5,8 +5,21 @@ import type { CliError } from './errors.js';
  * per line for streams) and progress is not drawn; otherwise results go to stdout and progress,
  * phases and errors to stderr, so `slipway ... > file` keeps just the result.
  */
+/**
+ * The texts of the log lines shown while this process ran (one process is one command): an
+ * error's last lines leave them out, whichever Output prints the error.
+ */
+const shown = new Set<string>();
+
 export class Output {
   constructor(readonly json: boolean) {}
+
+  /** A log line (`<ISO time> <text>`) shown as it comes, while a deploy runs. */
+  logLine(line: string): void {
+    const text = textOf(line);
+    shown.add(text);
+    this.note(`  | ${text}`);
+  }
 
   /** The command's result: `data` as JSON, or the human lines. */
   result(data: unknown, human: string | string[]): void {
@@ -39,19 +52,26 @@ export class Output {
       process.stdout.write(`${JSON.stringify({ error: { ...error, ...extra } }, null, 2)}\n`);
       return;
     }
-    process.stderr.write(`slipway: ${err.code}: ${err.message}\n`);
-    const logs = logLines(err.details);
+    const [first = '', ...rest] = err.message.split('\n');
+    process.stderr.write(`slipway: ${err.code}: ${first.replace(/;? last lines:$/, '')}\n`);
+    // A failed deploy's message ends with the app's last lines, and its details may carry them
+    // too: they are printed once, under their own heading, and not at all if they were streamed,
+    // so a crash's stack is read once.
+    const logs = (logLines(err.details) ?? rest).filter((l) => !shown.has(textOf(l)));
     if (logs.length > 0)
       process.stderr.write(`last log lines:\n${logs.map((l) => `  ${l}`).join('\n')}\n`);
-    if (err.hint) process.stderr.write(`next: ${err.hint}\n`);
+    process.stderr.write(`next: ${err.hint}\n`);
   }
 }
 
 /** A deploy_failed answer carries the version's last log lines in `details.logs`. */
-function logLines(details: unknown): string[] {
+function logLines(details: unknown): string[] | undefined {
   const logs = (details as { logs?: unknown } | undefined)?.logs;
-  return Array.isArray(logs) ? logs.map(String) : [];
+  return Array.isArray(logs) ? logs.map(String) : undefined;
 }
+
+/** A log line without the time the server put before it. */
+const textOf = (line: string): string => line.replace(/^\d{4}-\d\d-\d\dT[\d:.]+Z /, '');
 
 /** Lays rows out in columns padded to the widest cell. */
 export function table(header: string[], rows: string[][]): string[] {

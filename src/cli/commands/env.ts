@@ -4,6 +4,7 @@ import { appPath, type ApiClient, type AppView } from '../api-client.js';
 import { contextOf } from '../context.js';
 import { usageError } from '../errors.js';
 import { waitForOutcome } from '../phase-watch.js';
+import { readStdin } from '../stdin.js';
 
 /**
  * `slipway env ls|set|unset`: an app's environment variables. Values are write-only: the server
@@ -79,10 +80,3 @@ async function release(
 
 const released = (view: AppView, what: string): string =>
   `${what}: version ${view.live_version ?? '-'} serves${view.url ? ` at ${view.url}` : ''}`;
-
-async function readStdin(): Promise<string> {
-  let text = '';
-  process.stdin.setEncoding('utf8');
-  for await (const chunk of process.stdin) text += String(chunk);
-  return text;
-}

@@ -4,6 +4,7 @@ import { configPath, readLogin, removeLogin, saveLogin, trimSlash } from '../cre
 import { contextOf } from '../context.js';
 import { CliError, EXIT, usageError } from '../errors.js';
 import { readSecret } from '../secret-prompt.js';
+import { readStdin } from '../stdin.js';
 
 const DEFAULT_URL = 'http://127.0.0.1:8080';
 
@@ -80,12 +81,7 @@ function noApiAt(url: string): CliError {
 
 async function tokenFrom(opts: { token?: string; tokenStdin?: boolean }): Promise<string> {
   if (opts.token !== undefined) return opts.token;
-  if (opts.tokenStdin) {
-    let text = '';
-    process.stdin.setEncoding('utf8');
-    for await (const chunk of process.stdin) text += String(chunk);
-    return text;
-  }
+  if (opts.tokenStdin) return readStdin();
   if (process.env.SLIPWAY_TOKEN) return process.env.SLIPWAY_TOKEN;
   if (!process.stdin.isTTY)
     throw usageError('no API key given', 'pass --token, --token-stdin or set SLIPWAY_TOKEN');

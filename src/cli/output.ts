@@ -42,22 +42,26 @@ export class Output {
     return !this.json && process.stderr.isTTY === true;
   }
 
+  /**
+   * A failed deploy's message ends with the app's last lines, and its details may carry them too:
+   * they are given once, apart from the message, and not at all to a person who saw them streamed,
+   * so a crash's stack is read once.
+   */
   error(err: CliError): void {
+    const [first = '', ...rest] = err.message.split('\n');
+    const message = first.replace(/;? last lines:$/, '');
+    const inDetails = logLines(err.details);
     if (this.json) {
-      const error = { code: err.code, message: err.message, exit_code: err.exitCode };
+      const error = { code: err.code, message, exit_code: err.exitCode, hint: err.hint };
       const extra = {
-        ...(err.hint ? { hint: err.hint } : {}),
         ...(err.details !== undefined ? { details: err.details } : {}),
+        ...(!inDetails && rest.length > 0 ? { logs: rest } : {}),
       };
       process.stdout.write(`${JSON.stringify({ error: { ...error, ...extra } }, null, 2)}\n`);
       return;
     }
-    const [first = '', ...rest] = err.message.split('\n');
-    process.stderr.write(`slipway: ${err.code}: ${first.replace(/;? last lines:$/, '')}\n`);
-    // A failed deploy's message ends with the app's last lines, and its details may carry them
-    // too: they are printed once, under their own heading, and not at all if they were streamed,
-    // so a crash's stack is read once.
-    const logs = (logLines(err.details) ?? rest).filter((l) => !shown.has(textOf(l)));
+    process.stderr.write(`slipway: ${err.code}: ${message}\n`);
+    const logs = (inDetails ?? rest).filter((l) => !shown.has(textOf(l)));
     if (logs.length > 0)
       process.stderr.write(`last log lines:\n${logs.map((l) => `  ${l}`).join('\n')}\n`);
     process.stderr.write(`next: ${err.hint}\n`);

@@ -98,5 +98,15 @@ describe('slipway deploy on a terminal', () => {
     expect(piped.stderr.match(/Error: cannot find the config/g)).toHaveLength(1);
     expect(piped.stderr).toMatch(/last log lines:\n(.*\n)*.*Error: cannot find the config/);
     expect(piped.stderr.trimEnd().split('\n').at(-1)).toBe(next);
+
+    // Under --json the message is the one-line diagnosis; the lines travel apart from it.
+    const json = await runCli(['deploy', dir, '--json'], { env });
+    expect(json.code).toBe(1);
+    const { error } = JSON.parse(json.stdout) as {
+      error: { message: string; hint: string; details: { logs: string[] } };
+    };
+    expect(error.message).toMatch(/^deploy of crashes failed: AppExited: [^\n]*$/);
+    expect(error.details.logs.join('\n')).toContain('Error: cannot find the config');
+    expect(error.hint).toBe(next.replace('next: ', ''));
   }, 120_000);
 });

@@ -1,5 +1,6 @@
 /**
- * The deploy's metadata checked here, before anything is packed or sent, by the server's own rules
+ * The deploy's metadata (and the names `env set` and `env unset` take) checked here, before
+ * anything is packed or sent, by the server's own rules
  * (the same functions the API runs), and refused in the CLI's words: the flag at fault, never an
  * API field path. Env values are secrets: no message shows one.
  */
@@ -8,6 +9,7 @@ import { validateName } from '../services/deploy-metadata.js';
 import {
   validateEgress,
   validateEnv,
+  validateEnvName,
   validateTtl,
   type Refuse,
 } from '../services/release-settings.js';
@@ -60,6 +62,21 @@ export function checkMetadata(m: LocalMetadata): void {
       ),
     'pass --ttl as a duration such as 30m or 2h',
   );
+}
+
+/** The names `env set` and `env unset` were given, by the server's rule for a variable's name. */
+export function checkEnvNames(names: string[], command: string): void {
+  for (const name of names) {
+    guard(
+      () =>
+        validateEnvName(
+          name,
+          'name',
+          refuser(() => `env variable "${name}"`),
+        ),
+      `fix the name and run slipway ${command} again`,
+    );
+  }
 }
 
 function checkName(name: string): void {

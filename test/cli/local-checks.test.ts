@@ -82,6 +82,25 @@ describe('slipway deploy checks its input locally', () => {
     expect(ttl).toContain('slipway: usage: --ttl: "forever" is not a duration');
   });
 
+  it('env set and env unset refuse a bad name the same way, before any request', async () => {
+    const set = await runCli(['env', 'set', 'checked', 'GOOD=1', 'SLIPWAY_X=s3cr3t'], { env });
+    expect(set.code).toBe(2);
+    expect(set.stderr).toContain(
+      'slipway: usage: env variable "SLIPWAY_X": SLIPWAY_X is set by Slipway and cannot be overridden',
+    );
+    expect(set.stderr).not.toContain('s3cr3t');
+    expect(set.stderr.trimEnd().split('\n').at(-1)).toBe(
+      'next: fix the name and run slipway env set again',
+    );
+    const unset = await runCli(['env', 'unset', 'checked', 'my-var'], { env });
+    expect(unset.code).toBe(2);
+    expect(unset.stderr).toContain(
+      'slipway: usage: env variable "my-var": must be a variable name',
+    );
+    expect(unset.stderr).not.toContain('env.unset');
+    expect(received).toEqual([]);
+  });
+
   it('a good deploy still goes through (the checks refuse only what the server would)', async () => {
     const run = await runCli(['deploy', dir, '--env', 'GREETING=hi', '--ttl', '1h'], { env });
     expect(run.code).toBe(0);
@@ -132,7 +151,7 @@ describe('every error ends with a next step that fits it', () => {
         'next: list the links that work with slipway share ls <app>',
       ],
       [
-        ['env', 'set', 'talker', '1BAD=x'],
+        ['env', 'unset', 'talker', 'NEVER_SET'],
         'next: fix what the message names and run the command again',
       ],
     ];

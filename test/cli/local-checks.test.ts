@@ -2,7 +2,8 @@
  * Issue 29: `slipway deploy` refuses a bad name or env by the server's own rules before anything
  * is packed or sent, in the CLI's words; every error ends with a `next:` line that fits it.
  */
-import type { IncomingMessage } from 'node:http';
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -133,6 +134,24 @@ describe('every error ends with a next step that fits it', () => {
     expect(lastLine(run.stderr)).toBe(
       `next: give the server's address without /v1: slipway login --url ${server.baseURL}`,
     );
+  });
+
+  it('login on a URL that answers a web page, not the API, says to check the URL', async () => {
+    const page = createServer((_req, res) => res.end('<html>not slipway</html>'));
+    await new Promise<void>((resolve) => page.listen(0, '127.0.0.1', resolve));
+    const other = `http://127.0.0.1:${(page.address() as AddressInfo).port}`;
+    try {
+      const run = await runCli(['login', '--url', other, '--token', KEY], {
+        env: { SLIPWAY_URL: undefined, SLIPWAY_TOKEN: undefined },
+      });
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain(`slipway: not_found: no Slipway API at ${other}`);
+      expect(lastLine(run.stderr)).toBe(
+        "next: check --url: it is the address the server's dashboard opens at",
+      );
+    } finally {
+      page.close();
+    }
   });
 
   it("the server's refusals each end with a next step", async () => {

@@ -43,7 +43,7 @@ export function loginCommands(program: Command): void {
             'check the key; nothing was saved',
           );
         }
-        if (err.code === 'not_found' || err.code === 'http_404') throw noApiAt(url);
+        if (['not_found', 'http_404', 'not_json'].includes(err.code)) throw noApiAt(url);
         throw err;
       });
       await saveLogin({ url, token }, path);

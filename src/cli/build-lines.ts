@@ -6,7 +6,10 @@ import { sseMessages } from './sse.js';
 export interface BuildLines {
   /** Opens the app's log stream unless it is open: call it once the app may exist. */
   open(): void;
-  /** Lets the lines already on their way be printed (2 s at most), then closes the stream. */
+  /**
+   * Lets the lines on their way be printed (2 s at most): until one of the new version's came and
+   * then none for a moment. Then closes the stream.
+   */
   stop(): Promise<void>;
 }
 
@@ -28,16 +31,15 @@ export function followBuildLines(
 ): BuildLines {
   const abort = new AbortController();
   let state: 'closed' | 'opening' | 'open' | 'done' = 'closed';
-  let lastLineAt = 0;
+  let printedAt: number | undefined;
   const print = async (res: Response): Promise<void> => {
     state = 'open';
-    lastLineAt = Date.now();
     for await (const message of sseMessages(res)) {
-      lastLineAt = Date.now();
       // The server ends a stream this way when it goes: the deploy's poll reports what follows.
       if (message.event === 'error') break;
       if (Number(message.id) < from) continue;
       out.logLine(message.data);
+      printedAt = Date.now();
     }
     state = 'done';
   };
@@ -67,7 +69,8 @@ export function followBuildLines(
     async stop() {
       const deadline = Date.now() + STOP_WAIT_MS;
       const busy = (): boolean =>
-        state === 'opening' || (state === 'open' && Date.now() - lastLineAt < QUIET_MS);
+        state === 'opening' ||
+        (state === 'open' && (printedAt === undefined || Date.now() - printedAt < QUIET_MS));
       while (busy() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
       abort.abort();
     },

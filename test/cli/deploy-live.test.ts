@@ -79,6 +79,15 @@ describe('slipway deploy on a terminal', () => {
     expect(run.screen).not.toContain('| [slipway] serving version 1');
   }, 180_000);
 
+  it("a rollback streams its new version's lines too, and its phases", async () => {
+    const run = runOnPty(['rollback', 'built', '1'], env);
+    expect(await run.exited).toBe(0);
+    expect(run.screen).toContain('| [slipway] serving version 3');
+    expect(run.screen).not.toContain('| [slipway] serving version 2');
+    expect(run.screen).toContain('Ready: serving version 3');
+    expect(run.screen).toContain('rolled built back to version 1, now serving as version 3');
+  }, 180_000);
+
   it("a crash's stack is printed once, on a terminal or not, and the error ends with a next step", async () => {
     const dir = folderWith('crashes', {
       'package.json': JSON.stringify({ name: 'crashes', main: 'server.js' }),

@@ -1,15 +1,14 @@
 import { stat } from 'node:fs/promises';
 import { basename, resolve } from 'node:path';
 import { Option, type Command } from 'commander';
-import { appPath, type ApiClient, type AppView } from '../api-client.js';
-import { followBuildLines, type BuildLines } from '../build-lines.js';
+import type { AppView } from '../api-client.js';
 import { collect, contextOf } from '../context.js';
 import { buildMetadata, nameFromFolder, type DeployFlags } from '../deploy-metadata.js';
 import { CliError, EXIT, usageError } from '../errors.js';
-import type { Output } from '../output.js';
 import { MAX_SOURCE_BYTES, packFiles } from '../pack.js';
-import { waitForOutcome, watchPhases } from '../phase-watch.js';
+import { waitForOutcome } from '../phase-watch.js';
 import { formatBytes, uploadBar } from '../progress-bar.js';
+import { watchRelease } from '../release-watch.js';
 import { sourceFiles } from '../source-files.js';
 import { uploadDeploy } from '../upload.js';
 
@@ -66,8 +65,7 @@ export function deployCommand(program: Command): void {
 
       const bar = out.interactive ? uploadBar('uploading') : undefined;
       // On a terminal the build's lines are shown as they come; a script reads `slipway logs`.
-      const lines = out.interactive ? await linesOfNextVersion(api, name, out) : undefined;
-      const phases = out.json ? undefined : await watchPhases(api, name, out, () => lines?.open());
+      const watch = await watchRelease(api, name, out);
       let view: AppView | undefined;
       try {
         const answer = await uploadDeploy(api, metadata, tarball, (sent, total) =>
@@ -76,32 +74,16 @@ export function deployCommand(program: Command): void {
         if (answer.status !== 200 && answer.status !== 202) {
           throw api.failure(answer.status, answer.text);
         }
-        lines?.open();
+        watch.appExists();
         if (answer.status === 202) out.note('  accepted; waiting for it to start (slower path)');
-        view = await waitForOutcome(api, name, (polled) => phases?.activity(polled.activity));
+        view = await waitForOutcome(api, name, watch.polled);
       } finally {
         bar?.stop();
-        await lines?.stop();
-        phases?.stop(view);
+        await watch.stop(view);
       }
       const version = view.live_version ?? view.last_deploy?.version;
       out.result(view, `deployed ${name} version ${version}: ${view.url ?? '(no URL yet)'}`);
     });
-}
-
-/**
- * Follows the log lines of the version this deploy makes: the one after the newest there is, or
- * the first of a new app (whose stream opens once the app exists).
- */
-async function linesOfNextVersion(api: ApiClient, name: string, out: Output): Promise<BuildLines> {
-  const app = await api.call<AppView>('GET', appPath(name)).catch((err: unknown) => {
-    if (err instanceof CliError && err.code === 'not_found') return undefined;
-    throw err;
-  });
-  const newest = app ? (app.last_deploy?.version ?? app.live_version ?? 0) : 0;
-  const lines = followBuildLines(api, name, newest + 1, out);
-  if (app) lines.open();
-  return lines;
 }
 
 async function isFolder(path: string): Promise<boolean> {

@@ -102,14 +102,28 @@ export async function waitForOutcome(
   for (;;) {
     const view = await api.call<AppView>('GET', appPath(app));
     onView(view);
-    const outcome = view.last_deploy?.outcome;
+    // A string: servers since issue 29 also record `Cancelled`.
+    const outcome: string | undefined = view.last_deploy?.outcome;
     if (view.phase === 'Failed' || outcome === 'Failed') throw deployFailed(view);
+    if (outcome === 'Cancelled') throw cancelled(view);
     if (outcome === 'Ready') return view;
     // Apps recorded before outcomes existed have no last_deploy: their phase tells.
     if (outcome === undefined && (view.phase === 'Ready' || view.phase === 'Suspended'))
       return view;
     await new Promise((r) => setTimeout(r, POLL_MS));
   }
+}
+
+/** Someone cancelled the release on its way (the dashboard, an agent, the API). */
+function cancelled(view: AppView): CliError {
+  const serving = view.live_version !== null ? `; version ${view.live_version} still serves` : '';
+  return new CliError(
+    EXIT.api,
+    'cancelled',
+    `version ${view.last_deploy?.version ?? '?'} of ${view.app_id} was cancelled${serving}`,
+    'deploy again when you want it live',
+    view,
+  );
 }
 
 function deployFailed(view: AppView): CliError {

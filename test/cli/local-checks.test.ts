@@ -25,14 +25,14 @@ describe('slipway deploy checks its input locally', () => {
       received.push(`${req.method} ${req.url}`),
     );
     dir = folderWith('checked', appFiles('checked'));
-  });
+  }, 120_000);
   beforeEach(() => {
     received.length = 0;
   });
   afterAll(async () => {
     removeFolders();
     await server.stop();
-  });
+  }, 120_000);
 
   const refused = async (args: string[]): Promise<string> => {
     const run = await runCli(['deploy', dir, ...args], { env });
@@ -55,7 +55,7 @@ describe('slipway deploy checks its input locally', () => {
     expect(upper).toContain('next: pass --name with a name such as my-app');
     const long = await refused(['--name', 'a'.repeat(64)]);
     expect(long).toContain('must be at most 63 characters');
-  });
+  }, 120_000);
 
   it('refuses a bad env name, a reserved one, and says where it came from, never the value', async () => {
     const digit = await refused(['--env', '1BAD=s3cr3t-value']);
@@ -72,7 +72,7 @@ describe('slipway deploy checks its input locally', () => {
       `env variable "PORT" (from --env-file ${file}): PORT is set by Slipway and cannot be overridden`,
     );
     expect(reserved).not.toContain('s3cr3t');
-  });
+  }, 120_000);
 
   it('refuses a bad --egress host and a bad --ttl the same way', async () => {
     const egress = await refused(['--egress', 'https://example.org/path']);
@@ -81,7 +81,7 @@ describe('slipway deploy checks its input locally', () => {
     );
     const ttl = await refused(['--ttl', 'forever']);
     expect(ttl).toContain('slipway: usage: --ttl: "forever" is not a duration');
-  });
+  }, 120_000);
 
   it('env set and env unset refuse a bad name the same way, before any request', async () => {
     const set = await runCli(['env', 'set', 'checked', 'GOOD=1', 'SLIPWAY_X=s3cr3t'], { env });
@@ -100,13 +100,13 @@ describe('slipway deploy checks its input locally', () => {
     );
     expect(unset.stderr).not.toContain('env.unset');
     expect(received).toEqual([]);
-  });
+  }, 120_000);
 
   it('a good deploy still goes through (the checks refuse only what the server would)', async () => {
     const run = await runCli(['deploy', dir, '--env', 'GREETING=hi', '--ttl', '1h'], { env });
     expect(run.code).toBe(0);
     expect(received.some((r) => r.startsWith('POST /v1/deploy'))).toBe(true);
-  });
+  }, 120_000);
 });
 
 describe('every error ends with a next step that fits it', () => {
@@ -117,11 +117,11 @@ describe('every error ends with a next step that fits it', () => {
     ({ server, env } = await startCliServer(KEY));
     const run = await runCli(['deploy', folderWith('talker', appFiles('talker'))], { env });
     expect(run.code).toBe(0);
-  });
+  }, 120_000);
   afterAll(async () => {
     removeFolders();
     await server.stop();
-  });
+  }, 120_000);
 
   const lastLine = (stderr: string): string => stderr.trimEnd().split('\n').at(-1) ?? '';
 
@@ -134,7 +134,7 @@ describe('every error ends with a next step that fits it', () => {
     expect(lastLine(run.stderr)).toBe(
       `next: give the server's address without /v1: slipway login --url ${server.baseURL}`,
     );
-  });
+  }, 120_000);
 
   it('login on a URL that answers a web page, not the API, says to check the URL', async () => {
     const page = createServer((_req, res) => res.end('<html>not slipway</html>'));
@@ -152,7 +152,7 @@ describe('every error ends with a next step that fits it', () => {
     } finally {
       page.close();
     }
-  });
+  }, 120_000);
 
   it("the server's refusals each end with a next step", async () => {
     const cases: [string[], string][] = [
@@ -182,5 +182,5 @@ describe('every error ends with a next step that fits it', () => {
         last: expect.stringContaining(next) as string,
       });
     }
-  });
+  }, 120_000);
 });

@@ -26,12 +26,12 @@ describe('share create --password-stdin and open', () => {
     expect(run.code).toBe(0);
     url = String((JSON.parse(run.stdout) as { url: string }).url);
     bin = mkdtempSync(join(tmpdir(), 'slipway-fake-opener-'));
-  });
+  }, 90_000);
   afterAll(async () => {
     removeFolders();
     rmSync(bin, { recursive: true, force: true });
     await server.stop();
-  });
+  }, 90_000);
 
   /** An `xdg-open` first on PATH that writes the URL it got to `marker` and exits `code`. */
   const fakeOpener = (code: number): { PATH: string; marker: string } => {
@@ -58,7 +58,7 @@ describe('share create --password-stdin and open', () => {
       call(server.baseURL, share, { method: 'POST', json: { password } });
     expect((await post('piped pass phrase\n')).status).toBe(401);
     expect((await post('piped pass phrase')).status).toBe(200);
-  });
+  }, 90_000);
 
   it('--password-stdin refuses an empty password and --password beside it', async () => {
     const empty = await runCli(['share', 'create', 'opened', '--password-stdin'], {
@@ -75,7 +75,7 @@ describe('share create --password-stdin and open', () => {
     expect(both.stderr).toContain('next: pass one of them');
     const list = await runCli(['share', 'ls', 'opened', '--json'], { env });
     expect((JSON.parse(list.stdout) as { total: number }).total).toBe(1);
-  });
+  }, 90_000);
 
   it('open on a terminal without a display prints the URL and says why, never "opened"', async () => {
     const opener = fakeOpener(0);
@@ -90,7 +90,7 @@ describe('share create --password-stdin and open', () => {
     expect(run.screen.trimEnd().split('\n').at(-1)).toBe(url);
     expect(run.screen).not.toContain('opened http');
     expect(existsSync(opener.marker)).toBe(false);
-  });
+  }, 90_000);
 
   it('open with a display says "opened" only when the opener succeeded', async () => {
     const failing = fakeOpener(3);
@@ -105,5 +105,5 @@ describe('share create --password-stdin and open', () => {
     expect(await opened.exited).toBe(0);
     expect(opened.screen.trimEnd()).toBe(`opened ${url}`);
     expect(readFileSync(working.marker, 'utf8')).toBe(url);
-  });
+  }, 90_000);
 });

@@ -1,3 +1,4 @@
+import type { Activity } from './activity.js';
 import { CliError, EXIT, apiError, parseErrorBody } from './errors.js';
 import type { Credentials } from './credentials.js';
 import type { AppView as ServerAppView } from '../services/app-view.js';
@@ -28,7 +29,18 @@ export class ApiClient {
     });
     const text = await res.text();
     if (!res.ok) throw this.failure(res.status, text);
-    return (text ? JSON.parse(text) : undefined) as T;
+    if (!text) return undefined as T;
+    try {
+      return JSON.parse(text) as T;
+    } catch {
+      // A proxy's or another site's page where the API should answer: the URL is the likely cause.
+      throw new CliError(
+        EXIT.api,
+        'not_json',
+        `${this.creds.url}${path} answered ${res.status} with something other than JSON`,
+        'check that the URL is the Slipway server (slipway whoami shows it)',
+      );
+    }
   }
 
   /** An open streaming answer (SSE), or the server's error. */
@@ -70,7 +82,14 @@ export function unreachable(url: string, err: unknown): CliError {
   );
 }
 
-/** An app as GET /v1/apps/{id} shows it (api/openapi.yaml `App`), as the server types it. */
-export type AppView = ServerAppView & { status_url?: string };
+/**
+ * An app as GET /v1/apps/{id} shows it (api/openapi.yaml `App`), as the server types it, with
+ * what a server may add while a deploy is in flight (issue 29): older servers leave it out.
+ */
+export type AppView = ServerAppView & {
+  status_url?: string;
+  activity?: Activity;
+  poll_after_seconds?: number;
+};
 
 export const appPath = (app: string): string => `/v1/apps/${encodeURIComponent(app)}`;

@@ -34,6 +34,7 @@ export async function readLogin(path = configPath()): Promise<StoredLogin | unde
       EXIT.auth,
       'config_unreadable',
       `cannot read ${path}: ${(err as Error).message}`,
+      'make the file readable to you, or set SLIPWAY_URL and SLIPWAY_TOKEN',
     );
   }
   let parsed: Partial<StoredLogin>;

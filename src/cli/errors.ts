@@ -4,13 +4,16 @@
  */
 export const EXIT = { ok: 0, api: 1, usage: 2, auth: 3 } as const;
 
-/** An error the CLI explains in one line plus a next step, never with a stack trace. */
+/**
+ * An error the CLI explains in one line plus a next step (`hint`, printed as `next:`), never with
+ * a stack trace. The hint is required: every error tells the person what to do about it.
+ */
 export class CliError extends Error {
   constructor(
     readonly exitCode: number,
     readonly code: string,
     message: string,
-    readonly hint?: string,
+    readonly hint: string,
     readonly details?: unknown,
   ) {
     super(message);
@@ -48,16 +51,41 @@ export function apiError(status: number, body: ApiErrorBody, hint?: string): Cli
   );
 }
 
-function hintFor(status: number, body: ApiErrorBody): string | undefined {
+/** The next step for an answer of the API, by its code first, else by its status. */
+function hintFor(status: number, body: ApiErrorBody): string {
   const retry = body.details?.retryAfterSeconds;
   if (typeof retry === 'number') return `retry in ${retry} s`;
-  if (body.code === 'not_found') return 'list your apps with slipway apps';
   const app = body.details?.app_id;
-  if (body.code === 'deploy_failed' && typeof app === 'string') {
-    return `fix the app and deploy again; its logs: slipway logs ${app}`;
+  switch (body.code) {
+    case 'not_found':
+      if (body.message.startsWith('no route')) {
+        return "check the server URL: the server's address, without a path (slipway whoami)";
+      }
+      return body.message.startsWith('share link')
+        ? 'list the links that work with slipway share ls <app>'
+        : 'list your apps with slipway apps';
+    case 'deploy_failed':
+      return typeof app === 'string'
+        ? `fix the app and deploy again; its logs: slipway logs ${app}`
+        : 'fix the app and deploy again';
+    case 'name_taken':
+      return 'choose another name with --name';
+    case 'unknown_version':
+      return 'list the versions you can go back to with slipway versions <app>';
+    case 'bad_expires_in':
+      return 'pass --expires as a duration such as 30m or 24h';
+    case 'quota_exceeded':
+      return 'delete an app you no longer need (slipway rm <app>), or redeploy one you have';
+    case 'payload_too_large':
+      return 'leave large files out with a .slipwayignore';
+    case 'policy_denied':
+    case 'forbidden':
+      return 'ask an admin of this server; slipway whoami shows your role';
   }
+  if (status === 404) return 'check the server URL (slipway whoami) and the names you gave';
   if (status === 503) return 'retry in a few seconds';
-  return undefined;
+  if (status >= 500) return "retry; if it fails again, the server's log says why";
+  return 'fix what the message names and run the command again';
 }
 
 /** Reads an error body, or makes one when the answer is not JSON (a proxy's HTML page). */

@@ -1,3 +1,4 @@
+import { activityLine, type Activity } from './activity.js';
 import { appPath, type ApiClient, type AppView } from './api-client.js';
 import { CliError, EXIT } from './errors.js';
 import type { Output } from './output.js';
@@ -10,28 +11,47 @@ interface AppEvent {
   phase: string;
   version?: number;
   message?: string;
+  activity?: Activity;
 }
 
 const OPEN_WAIT_MS = 2000;
 
 export interface PhaseWatch {
+  /** Prints the step the app is at, when it is a new one (from a polled App view). */
+  activity(activity: Activity | undefined): void;
   /** Stops printing; `final` (the app once the deploy settled) is printed if it was not yet. */
   stop(final?: AppView): void;
 }
 
 /**
- * Prints an app's phase as it moves, from /api/events. Resolves once the stream is open (or
- * could not be, or after 2 s), so no phase of the deploy that follows is missed. The deploy's own answer and
- * the app's state decide the outcome; these lines only show the way there.
+ * Prints an app's phase and activity as they move, from /api/events; `onEvent` hears of each
+ * event of the app. Resolves once the stream is open (or could not be, or after 2 s), so no phase
+ * of the deploy that follows is missed. The deploy's own answer and the app's state decide the
+ * outcome; these lines only show the way there.
  */
-export async function watchPhases(api: ApiClient, app: string, out: Output): Promise<PhaseWatch> {
+export async function watchPhases(
+  api: ApiClient,
+  app: string,
+  out: Output,
+  onEvent: () => void = () => undefined,
+): Promise<PhaseWatch> {
   const abort = new AbortController();
   let last = '';
+  let lastStep = '';
   const show = (phase: string, message?: string): void => {
     if (abort.signal.aborted) return;
-    const line = `  ${phase}${message ? `: ${message}` : ''}`;
+    // A failure's message ends with the app's last lines: the error after the deploy shows them.
+    const headline = message?.split('\n', 1)[0]?.replace(/;? last lines:$/, '');
+    const line = `  ${phase}${headline ? `: ${headline}` : ''}`;
     if (line !== last) out.note(line);
     last = line;
+  };
+  const step = (activity: Activity | undefined): void => {
+    if (abort.signal.aborted || !activity) return;
+    // Events and polls both carry it: a step is printed when it begins, once.
+    const key = `${activity.step}@${activity.since}`;
+    if (key !== lastStep) out.note(activityLine(activity));
+    lastStep = key;
   };
   const report = (err: unknown): void => {
     if (abort.signal.aborted) return;
@@ -46,7 +66,10 @@ export async function watchPhases(api: ApiClient, app: string, out: Output): Pro
     for await (const message of sseMessages(res)) {
       if (message.event !== 'app') continue;
       const event = JSON.parse(message.data) as AppEvent;
-      if (event.app_id === app) show(event.phase, event.message);
+      if (event.app_id !== app) continue;
+      onEvent();
+      show(event.phase, event.message);
+      step(event.activity);
     }
   };
   const opened = api.stream('/api/events', abort.signal).then((res) => {
@@ -55,6 +78,7 @@ export async function watchPhases(api: ApiClient, app: string, out: Output): Pro
   // A proxy that holds back the stream's head must not hold back the deploy: lines come late, then.
   await Promise.race([opened, new Promise((r) => setTimeout(r, OPEN_WAIT_MS).unref())]);
   return {
+    activity: step,
     stop(final) {
       // The settled state may come back from the poll before its event: printed here, once.
       if (final) show(final.phase, final.message);
@@ -63,21 +87,43 @@ export async function watchPhases(api: ApiClient, app: string, out: Output): Pro
   };
 }
 
+const POLL_MS = 500;
+
 /**
  * After a 202 (or to confirm a 200), polls the app until its newest deploy has an outcome: `Ready`
  * returns the app, `Failed` (or an app with nothing serving) is an error naming the reason.
+ * `onView` sees each App view polled.
  */
-export async function waitForOutcome(api: ApiClient, app: string, pollMs = 500): Promise<AppView> {
+export async function waitForOutcome(
+  api: ApiClient,
+  app: string,
+  onView: (view: AppView) => void = () => undefined,
+): Promise<AppView> {
   for (;;) {
     const view = await api.call<AppView>('GET', appPath(app));
-    const outcome = view.last_deploy?.outcome;
+    onView(view);
+    // A string: servers since issue 29 also record `Cancelled`.
+    const outcome: string | undefined = view.last_deploy?.outcome;
     if (view.phase === 'Failed' || outcome === 'Failed') throw deployFailed(view);
+    if (outcome === 'Cancelled') throw cancelled(view);
     if (outcome === 'Ready') return view;
     // Apps recorded before outcomes existed have no last_deploy: their phase tells.
     if (outcome === undefined && (view.phase === 'Ready' || view.phase === 'Suspended'))
       return view;
-    await new Promise((r) => setTimeout(r, pollMs));
+    await new Promise((r) => setTimeout(r, POLL_MS));
   }
+}
+
+/** Someone cancelled the release on its way (the dashboard, an agent, the API). */
+function cancelled(view: AppView): CliError {
+  const serving = view.live_version !== null ? `; version ${view.live_version} still serves` : '';
+  return new CliError(
+    EXIT.api,
+    'cancelled',
+    `version ${view.last_deploy?.version ?? '?'} of ${view.app_id} was cancelled${serving}`,
+    'deploy again when you want it live',
+    view,
+  );
 }
 
 function deployFailed(view: AppView): CliError {
@@ -91,10 +137,13 @@ function deployFailed(view: AppView): CliError {
       ? `; version ${view.live_version} ${again}`
       : '';
   const version = last ? ` --version ${last.version}` : '';
+  // The message may end with the app's last lines: what serves is said before them.
+  const [headline = '', ...lines] = message.split('\n');
+  const tail = lines.length > 0 ? `\n${lines.join('\n')}` : '';
   return new CliError(
     EXIT.api,
     'deploy_failed',
-    `${reason}: ${message}${serving}`,
+    `${reason}: ${headline.replace(/;? last lines:$/, '')}${serving}${tail}`,
     `see the logs: slipway logs ${view.app_id}${version}`,
     view,
   );

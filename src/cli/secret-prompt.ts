@@ -27,7 +27,14 @@ export function readSecret(prompt: string): Promise<string> {
         }
         if (char === '\u0003') {
           finish();
-          reject(new CliError(EXIT.usage, 'cancelled', 'cancelled at the prompt'));
+          reject(
+            new CliError(
+              EXIT.usage,
+              'cancelled',
+              'cancelled at the prompt',
+              'run the command again',
+            ),
+          );
           return;
         }
         if (char === '\u007f' || char === '\b') value = value.slice(0, -1);

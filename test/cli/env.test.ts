@@ -66,8 +66,9 @@ describe('slipway env and whoami', { timeout: 120_000 }, () => {
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('slipway: bad_request: env.unset[0] NOPE is not set');
     const reserved = await runCli(['env', 'set', 'envy', 'PORT=1'], { env });
-    expect(reserved.code).toBe(1);
-    expect(reserved.stderr).toContain('PORT is set by Slipway');
+    // Refused by the server's rule before anything is sent: a usage error.
+    expect(reserved.code).toBe(2);
+    expect(reserved.stderr).toContain('env variable "PORT": PORT is set by Slipway');
     const pair = await runCli(['env', 'set', 'envy', 'GREETING'], { env });
     expect(pair.code).toBe(2);
     expect(pair.stderr).toContain('GREETING is not KEY=VALUE');

@@ -6,8 +6,9 @@ import { collect, contextOf } from '../context.js';
 import { buildMetadata, nameFromFolder, type DeployFlags } from '../deploy-metadata.js';
 import { CliError, EXIT, usageError } from '../errors.js';
 import { MAX_SOURCE_BYTES, packFiles } from '../pack.js';
-import { waitForOutcome, watchPhases } from '../phase-watch.js';
+import { waitForOutcome } from '../phase-watch.js';
 import { formatBytes, uploadBar } from '../progress-bar.js';
+import { watchRelease } from '../release-watch.js';
 import { sourceFiles } from '../source-files.js';
 import { uploadDeploy } from '../upload.js';
 
@@ -63,7 +64,8 @@ export function deployCommand(program: Command): void {
       );
 
       const bar = out.interactive ? uploadBar('uploading') : undefined;
-      const phases = out.json ? undefined : await watchPhases(api, name, out);
+      // On a terminal the build's lines are shown as they come; a script reads `slipway logs`.
+      const watch = await watchRelease(api, name, out);
       let view: AppView | undefined;
       try {
         const answer = await uploadDeploy(api, metadata, tarball, (sent, total) =>
@@ -72,11 +74,12 @@ export function deployCommand(program: Command): void {
         if (answer.status !== 200 && answer.status !== 202) {
           throw api.failure(answer.status, answer.text);
         }
+        watch.appExists();
         if (answer.status === 202) out.note('  accepted; waiting for it to start (slower path)');
-        view = await waitForOutcome(api, name);
+        view = await waitForOutcome(api, name, watch.polled);
       } finally {
         bar?.stop();
-        phases?.stop(view);
+        await watch.stop(view);
       }
       const version = view.live_version ?? view.last_deploy?.version;
       out.result(view, `deployed ${name} version ${version}: ${view.url ?? '(no URL yet)'}`);

@@ -3,7 +3,9 @@ import type { Command } from 'commander';
 import { appPath, type ApiClient, type AppView } from '../api-client.js';
 import { contextOf } from '../context.js';
 import { usageError } from '../errors.js';
+import { checkEnvNames } from '../local-checks.js';
 import { waitForOutcome } from '../phase-watch.js';
+import { readStdin } from '../stdin.js';
 
 /**
  * `slipway env ls|set|unset`: an app's environment variables. Values are write-only: the server
@@ -50,6 +52,7 @@ export function envCommands(program: Command): void {
         set.set(pair.slice(0, eq), pair.slice(eq + 1));
       }
       if (set.size === 0) throw usageError('nothing to set', 'pass KEY=VALUE or --stdin');
+      checkEnvNames([...set.keys()], 'env set');
       const items = [...set].map(([name, value]) => ({ name, value }));
       const view = await release(await api(), app, { set: items });
       out.result(view, released(view, `set ${[...set.keys()].join(', ')} on ${app}`));
@@ -62,6 +65,7 @@ export function envCommands(program: Command): void {
     .argument('<names...>', 'the variables to remove')
     .action(async (app: string, names: string[], _opts: unknown, cmd: Command) => {
       const { out, api } = contextOf(cmd);
+      checkEnvNames(names, 'env unset');
       const view = await release(await api(), app, { unset: names });
       out.result(view, released(view, `unset ${names.join(', ')} on ${app}`));
     });
@@ -79,10 +83,3 @@ async function release(
 
 const released = (view: AppView, what: string): string =>
   `${what}: version ${view.live_version ?? '-'} serves${view.url ? ` at ${view.url}` : ''}`;
-
-async function readStdin(): Promise<string> {
-  let text = '';
-  process.stdin.setEncoding('utf8');
-  for await (const chunk of process.stdin) text += String(chunk);
-  return text;
-}

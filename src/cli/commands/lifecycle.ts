@@ -33,7 +33,12 @@ export function lifecycleCommands(program: Command): void {
           throw usageError(`not deleting ${app} without confirmation`, 'pass --yes');
         }
         if (!(await confirm(`Delete ${app} and all its versions?`))) {
-          throw new CliError(EXIT.usage, 'cancelled', `${app} was not deleted`);
+          throw new CliError(
+            EXIT.usage,
+            'cancelled',
+            `${app} was not deleted`,
+            `to delete it, run slipway rm ${app} again and answer y`,
+          );
         }
       }
       await (await connect()).call('DELETE', appPath(app));

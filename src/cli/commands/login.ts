@@ -4,6 +4,7 @@ import { configPath, readLogin, removeLogin, saveLogin, trimSlash } from '../cre
 import { contextOf } from '../context.js';
 import { CliError, EXIT, usageError } from '../errors.js';
 import { readSecret } from '../secret-prompt.js';
+import { readStdin } from '../stdin.js';
 
 const DEFAULT_URL = 'http://127.0.0.1:8080';
 
@@ -33,14 +34,16 @@ export function loginCommands(program: Command): void {
       // Saved only once the server takes it: a typo fails here, not on the next deploy.
       const api = new ApiClient({ url, token, from: 'file' });
       const me = await api.call<Whoami>('GET', '/api/whoami').catch((err: unknown) => {
-        if (err instanceof CliError && err.exitCode === EXIT.auth) {
+        if (!(err instanceof CliError)) throw err;
+        if (err.exitCode === EXIT.auth) {
           throw new CliError(
             err.exitCode,
             err.code,
             err.message,
-            `check the key; nothing was saved`,
+            'check the key; nothing was saved',
           );
         }
+        if (['not_found', 'http_404', 'not_json'].includes(err.code)) throw noApiAt(url);
         throw err;
       });
       await saveLogin({ url, token }, path);
@@ -63,14 +66,22 @@ export function loginCommands(program: Command): void {
     });
 }
 
+/**
+ * The server answered, but not with an identity: most often a URL with an API path (`…/v1`) where
+ * the server's own address belongs, since the CLI adds the paths itself.
+ */
+function noApiAt(url: string): CliError {
+  const { origin, pathname } = new URL(url);
+  const hint =
+    pathname !== '/'
+      ? `give the server's address without ${pathname}: slipway login --url ${origin}`
+      : "check --url: it is the address the server's dashboard opens at";
+  return new CliError(EXIT.api, 'not_found', `no Slipway API at ${url}; nothing was saved`, hint);
+}
+
 async function tokenFrom(opts: { token?: string; tokenStdin?: boolean }): Promise<string> {
   if (opts.token !== undefined) return opts.token;
-  if (opts.tokenStdin) {
-    let text = '';
-    process.stdin.setEncoding('utf8');
-    for await (const chunk of process.stdin) text += String(chunk);
-    return text;
-  }
+  if (opts.tokenStdin) return readStdin();
   if (process.env.SLIPWAY_TOKEN) return process.env.SLIPWAY_TOKEN;
   if (!process.stdin.isTTY)
     throw usageError('no API key given', 'pass --token, --token-stdin or set SLIPWAY_TOKEN');

@@ -27,7 +27,7 @@ export function logsCommand(program: Command): void {
         if (message.event === 'error') {
           // The server ends a stream this way (app deleted, server shutting down).
           const body = parseErrorBody(500, message.data);
-          throw new CliError(EXIT.api, body.code, body.message);
+          throw new CliError(EXIT.api, body.code, body.message, `run slipway logs ${app} again`);
         }
         // `data` is `<ISO time> <text>`; the event id is the version that printed it.
         const space = message.data.indexOf(' ');

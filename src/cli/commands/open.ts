@@ -21,7 +21,15 @@ export function openCommand(program: Command): void {
         );
       }
       // Scripts asked for data, not a browser window.
-      const opened = out.json ? false : await openInBrowser(view.url);
-      out.result({ app_id: app, url: view.url, opened }, opened ? `opened ${view.url}` : view.url);
+      if (out.json) {
+        out.result({ app_id: app, url: view.url, opened: false }, view.url);
+        return;
+      }
+      const how = await openInBrowser(view.url);
+      if (!how.opened) out.note(`cannot open a browser here: ${how.why}; open the URL yourself`);
+      out.result(
+        { app_id: app, url: view.url, opened: how.opened },
+        how.opened ? `opened ${view.url}` : view.url,
+      );
     });
 }

@@ -4,6 +4,7 @@ import { contextOf } from '../context.js';
 import { usageError } from '../errors.js';
 import { table } from '../output.js';
 import { readSecret } from '../secret-prompt.js';
+import { readStdin } from '../stdin.js';
 
 /** A share link (api/openapi.yaml `ShareLink`). */
 interface ShareLink {
@@ -28,11 +29,19 @@ export function shareCommands(program: Command): void {
       '--password [password]',
       'require this password (asked for when left out on a terminal)',
     )
+    .option(
+      '--password-stdin',
+      'require the password read from stdin (keeps it off the command line and out of history)',
+    )
     .option('--expires <duration>', 'expire after this long (e.g. 30m, 24h); default never')
     .action(
-      async (app: string, opts: { password?: string | true; expires?: string }, cmd: Command) => {
+      async (
+        app: string,
+        opts: { password?: string | true; passwordStdin?: boolean; expires?: string },
+        cmd: Command,
+      ) => {
         const { out, api } = contextOf(cmd);
-        const password = opts.password === true ? await askPassword() : opts.password;
+        const password = await passwordFrom(opts);
         const body = {
           ...(password !== undefined ? { password } : {}),
           ...(opts.expires !== undefined ? { expires_in: opts.expires } : {}),
@@ -81,9 +90,28 @@ export function shareCommands(program: Command): void {
     });
 }
 
-async function askPassword(): Promise<string> {
-  if (!process.stdin.isTTY) throw usageError('--password needs a value when not on a terminal');
-  const password = await readSecret('share link password: ');
-  if (password === '') throw usageError('the password is empty');
+async function passwordFrom(opts: {
+  password?: string | true;
+  passwordStdin?: boolean;
+}): Promise<string | undefined> {
+  if (opts.passwordStdin && opts.password !== undefined) {
+    throw usageError('--password and --password-stdin both give the password', 'pass one of them');
+  }
+  if (opts.passwordStdin) return nonEmpty(withoutNewline(await readStdin()), '--password-stdin');
+  if (opts.password !== true) return opts.password;
+  if (!process.stdin.isTTY) {
+    throw usageError(
+      '--password needs a value when not on a terminal',
+      'pipe the password in with --password-stdin',
+    );
+  }
+  return nonEmpty(await readSecret('share link password: '), '--password');
+}
+
+function nonEmpty(password: string, flag: string): string {
+  if (password === '') throw usageError(`the password from ${flag} is empty`);
   return password;
 }
+
+/** `echo pw |` and a file ending in a newline mean the password without it. */
+const withoutNewline = (text: string): string => text.replace(/\r?\n$/, '');

@@ -4,6 +4,7 @@ import { contextOf } from '../context.js';
 import { usageError } from '../errors.js';
 import { table } from '../output.js';
 import { waitForOutcome } from '../phase-watch.js';
+import { watchRelease } from '../release-watch.js';
 
 /** A version entry of GET /v1/apps/{id}/versions; fields the CLI shows. */
 interface VersionView {
@@ -55,8 +56,16 @@ export function versionCommands(program: Command): void {
       if (!/^[1-9][0-9]*$/.test(version))
         throw usageError(`version "${version}" is not a positive number`);
       const api = await connect();
-      await api.call<AppView>('POST', `${appPath(app)}/rollback`, { version: Number(version) });
-      const view = await waitForOutcome(api, app);
+      // The rollback's new version starts from its source again (an install, a build): shown as
+      // a deploy's are.
+      const watch = await watchRelease(api, app, out);
+      let view: AppView | undefined;
+      try {
+        await api.call<AppView>('POST', `${appPath(app)}/rollback`, { version: Number(version) });
+        view = await waitForOutcome(api, app, watch.polled);
+      } finally {
+        await watch.stop(view);
+      }
       out.result(
         view,
         `rolled ${app} back to version ${version}, now serving as version ${view.live_version}: ${view.url ?? '-'}`,

@@ -30,6 +30,7 @@ import { WindowProbe } from './window-probe.js';
 import { waitForSnapshot } from './wait-for.js';
 import { errorMessage, type AppEvent, type Log } from './types.js';
 import type { WarmKeep } from './warm-keep.js';
+import type { StageClock } from '../stage-clock.js';
 
 export interface SupervisorDeps {
   store: Store;
@@ -76,6 +77,8 @@ export class AppSupervisor {
   private queued = false;
   private readonly fallbacks = new FallbackSandboxes();
   private readonly probe: WindowProbe;
+  /** Times the stages of the start under way, for its caller's Server-Timing header. */
+  private clock: StageClock | undefined;
 
   constructor(
     readonly appId: string,
@@ -97,6 +100,7 @@ export class AppSupervisor {
       touch: () => this.touch(),
       startSlot: () => (this.queued ? deps.gate.enter(appId) : undefined),
       current: (attempt) => this.snapshot().context.attempt === attempt,
+      clock: () => this.clock,
     });
     this.probe = new WindowProbe({
       everyMs: input.policy.healthProbeMs,
@@ -134,6 +138,11 @@ export class AppSupervisor {
     } finally {
       this.cause = 'system';
     }
+  }
+
+  /** The next start's stages are timed on `clock` (a newer deploy's clock replaces it). */
+  timeWith(clock: StageClock | undefined): void {
+    this.clock = clock;
   }
 
   /**

@@ -13,6 +13,7 @@ import type { AppRecord, Outcome, Store, VersionRecord } from '../persistence/st
 import { envNames } from './app-view.js';
 import { mintSourceKey } from '../sources/keys.js';
 import type { SourceStore } from '../sources/source-store.js';
+import type { StageClock } from '../stage-clock.js';
 
 /** Versions kept per app (design.md §6); older ones and their blobs are pruned. */
 export const HISTORY_CAP = 20;
@@ -59,6 +60,8 @@ interface ReleaseHow {
   settings: (app: AppRecord) => Release;
   rolledBackFrom?: number;
   note: string;
+  /** Times the release's stages for the answer's Server-Timing header. */
+  clock?: StageClock;
 }
 
 export class HistoryService {
@@ -73,7 +76,7 @@ export class HistoryService {
   }
 
   /** Redeploys version `target`'s source as a new version; waits up to the budget for Ready. */
-  async rollback(app: AppRecord, target: number): Promise<RollbackOutcome> {
+  async rollback(app: AppRecord, target: number, clock?: StageClock): Promise<RollbackOutcome> {
     const from = this.deps.store.getVersion(app.id, target);
     if (!from) throw unknownVersion(`app ${app.id} has no version ${target}`);
     return this.release(app.id, from, {
@@ -81,6 +84,7 @@ export class HistoryService {
       settings: (current) => releaseOf(from, current),
       rolledBackFrom: from.version,
       note: `rollback to version ${from.version}`,
+      clock,
     });
   }
 
@@ -105,19 +109,25 @@ export class HistoryService {
       readAll(await sourceStore.open(from.sourceKey)),
     );
     if (!source) throw unknownVersion(`the source of version ${from.version} of ${appId} is gone`);
+    const { clock } = how;
+    clock?.mark('read');
     const version = nextVersion(this.deps.store, appId);
     // A copy under a key of its own: pruning the old version later must not take this one's source.
     const sourceKey = mintSourceKey(appId, version);
     await this.sourceCall(() => sourceStore.put(sourceKey, source));
+    clock?.mark('blob');
     try {
       this.storeRelease(appId, from, version, sourceKey, how);
     } catch (err) {
       await this.removeBlob(sourceKey, appId);
       throw err;
     }
+    clock?.mark('rows');
     await this.prune(appId);
+    clock?.mark('prune');
     const deployed = await this.deps.registry.deploy(appId, version, {
       waitMs: this.deps.deployWaitMs,
+      clock,
     });
     return { app: deployed, version, sourceHash: from.sourceHash };
   }

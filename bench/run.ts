@@ -14,7 +14,7 @@ import { startRow } from './start.js';
 import { wrk } from './wrk.js';
 import { measureRollback } from './rollback.js';
 import { api, BENCH_KEY, deployTo, startSlipwayProcess, type SlipwayProcess } from './slipway.js';
-import { percentile, round, sleep } from './stats.js';
+import { percentile, round, sleep, stageMedians } from './stats.js';
 import { judge, summary, type Measured, type Row } from './targets.js';
 
 const N = Number(process.env.BENCH_N ?? 50);
@@ -69,6 +69,7 @@ async function deployRow(
 ): Promise<void> {
   const deploys: number[] = [];
   const bares: number[] = [];
+  const stages: Record<string, number>[] = [];
   for (let i = 0; i < N; i += 1) {
     const bare = await baseline();
     bares.push(bare.ms);
@@ -78,9 +79,11 @@ async function deployRow(
     const res = await deployTo(s.base, app, source);
     if (res.status !== 200)
       throw new Error(`${name}: deploy answered ${res.status} ${JSON.stringify(res.body)}`);
+    const answered = performance.now();
     const page = await fetchApp(res.body.url as string);
     if (page.status !== 200) throw new Error(`${name}: URL answered ${page.status}`);
     deploys.push(performance.now() - started);
+    stages.push(withClientSide(res.stages, answered - started, performance.now() - answered));
     await api(s.base, 'DELETE', `/v1/apps/${app}`);
     // Deploys are not back to back in real use: give the pool its background refill.
     await sleep(300);
@@ -97,6 +100,7 @@ async function deployRow(
     measured: `${round(percentile(deploys, 50), 1)} ms`,
     baseline: `${round(percentile(bares, 50), 1)} ms bare start`,
     figures: { ratio: round(p50) },
+    stages: stageMedians(stages),
   });
   // §8 sets a p99 target for the node app's deploy only.
   if (name === 'deploy') {
@@ -109,8 +113,22 @@ async function deployRow(
   }
 }
 
+/**
+ * The server's stages, and the client's: `http` is the deploy request's time the server did not
+ * account for (sending the upload, the connection), `first-request` the app's URL answering.
+ */
+function withClientSide(
+  stages: Record<string, number>,
+  requestMs: number,
+  firstRequestMs: number,
+): Record<string, number> {
+  const server = Object.values(stages).reduce((a, b) => a + b, 0);
+  return { ...stages, http: Math.max(0, requestMs - server), 'first-request': firstRequestMs };
+}
+
 async function wakeRow(s: SlipwayProcess, source: Buffer): Promise<void> {
   const res = await deployTo(s.base, 'wake', source);
+  s.wakes.splice(0);
   const wakes: number[] = [];
   const bares: number[] = [];
   for (let i = 0; i < Math.min(N, 30); i += 1) {
@@ -130,12 +148,13 @@ async function wakeRow(s: SlipwayProcess, source: Buffer): Promise<void> {
     measured: `${round(percentile(wakes, 50), 1)} ms`,
     baseline: `${round(percentile(bares, 50), 1)} ms bare start`,
     figures: { ratio: round(ratio) },
+    stages: stageMedians(s.wakes.splice(0)),
   });
 }
 
 /** Rollback to the previous version (kept warm) against a redeploy, interleaved in this run. */
 async function rollbackRow(s: SlipwayProcess): Promise<void> {
-  const { previous, redeploy, cold } = await measureRollback(s, Math.min(N, 30));
+  const { previous, redeploy, cold, previousStages } = await measureRollback(s, Math.min(N, 30));
   const ratio = percentile(previous, 50) / percentile(redeploy, 50);
   const ms = (values: number[], p: number) => `${round(percentile(values, p), 1)} ms`;
   add({
@@ -143,6 +162,7 @@ async function rollbackRow(s: SlipwayProcess): Promise<void> {
     measured: `${ms(previous, 50)} to previous (p99 ${ms(previous, 99)}); ${ms(cold, 50)} two back`,
     baseline: `${ms(redeploy, 50)} redeploy (p99 ${ms(redeploy, 99)})`,
     figures: { ratio: round(ratio) },
+    stages: stageMedians(previousStages),
   });
 }
 

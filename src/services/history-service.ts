@@ -104,30 +104,24 @@ export class HistoryService {
   }
 
   private async release(appId: string, from: VersionRecord, how: ReleaseHow) {
-    const { sourceStore } = this.deps;
-    const source = await this.sourceCall(async () =>
-      readAll(await sourceStore.open(from.sourceKey)),
-    );
-    if (!source) throw unknownVersion(`the source of version ${from.version} of ${appId} is gone`);
-    const { clock } = how;
-    clock?.mark('read');
     const version = nextVersion(this.deps.store, appId);
     // A copy under a key of its own: pruning the old version later must not take this one's source.
     const sourceKey = mintSourceKey(appId, version);
-    await this.sourceCall(() => sourceStore.put(sourceKey, source));
-    clock?.mark('blob');
+    const copied = await this.sourceCall(() => this.copySource(from.sourceKey, sourceKey));
+    if (!copied) throw unknownVersion(`the source of version ${from.version} of ${appId} is gone`);
+    how.clock?.mark('blob');
     try {
       this.storeRelease(appId, from, version, sourceKey, how);
     } catch (err) {
       await this.removeBlob(sourceKey, appId);
       throw err;
     }
-    clock?.mark('rows');
+    how.clock?.mark('rows');
     await this.prune(appId);
-    clock?.mark('prune');
+    how.clock?.mark('prune');
     const deployed = await this.deps.registry.deploy(appId, version, {
       waitMs: this.deps.deployWaitMs,
-      clock,
+      clock: how.clock,
     });
     return { app: deployed, version, sourceHash: from.sourceHash };
   }
@@ -173,6 +167,16 @@ export class HistoryService {
         outcome: 'Pending',
       });
     });
+  }
+
+  /** The store's own copy when it has one, else a read and a put; false when `from` is gone. */
+  private async copySource(from: string, to: string): Promise<boolean> {
+    const { sourceStore } = this.deps;
+    if (sourceStore.copy) return sourceStore.copy(from, to);
+    const source = await readAll(await sourceStore.open(from));
+    if (!source) return false;
+    await sourceStore.put(to, source);
+    return true;
   }
 
   private async sourceCall<T>(call: () => Promise<T>): Promise<T> {

@@ -89,7 +89,6 @@ describe('Server-Timing on deploy, rollback and resume', () => {
     });
     expect(res.status).toBe(200);
     expect(Object.keys(res.stages)).toEqual([
-      'read',
       'blob',
       'rows',
       'prune',

@@ -61,8 +61,6 @@ export class DirectRoutes implements AccessGate {
   /** Apps becoming private: no route for them, whatever the store still says. */
   private readonly closingApps = new Set<string>();
   private readonly chains = new Map<string, Promise<void>>();
-  /** Routes being written now, by app: where each will send visitors (`targetKey`). */
-  private readonly publishing = new Map<string, string>();
   private unsubscribe: (() => void) | undefined;
   private timer: NodeJS.Timeout | undefined;
 
@@ -77,7 +75,7 @@ export class DirectRoutes implements AccessGate {
   ) {
     registry.routeWith({
       release: (appId, sandbox) => this.release(appId, sandbox),
-      settle: (appId) => this.settle(appId),
+      settle: (appId) => this.sync(appId),
     });
     publisher.onActivity?.((appIds) => appIds.forEach((appId) => registry.touch(appId)));
   }
@@ -167,21 +165,6 @@ export class DirectRoutes implements AccessGate {
     await this.sync(appId);
   }
 
-  /**
-   * Resolves once no direct route can send the app's visitors to a sandbox that no longer serves.
-   * Without such a route there is nothing to wait for: an app with no route yet (a first deploy,
-   * a resume) is reached through the control plane's router, which sends visitors to what serves
-   * now, until its route, published behind the answer, takes over.
-   */
-  settle(appId: string): Promise<void> {
-    const serving = targetOf(this.registry.serving(appId));
-    const now = serving && targetKey(serving);
-    const elsewhere = (key: string | undefined): boolean => key !== undefined && key !== now;
-    const stale = elsewhere(this.current.get(appId)) || elsewhere(this.publishing.get(appId));
-    const synced = this.sync(appId);
-    return stale ? synced : Promise.resolve();
-  }
-
   /** Makes the app's route match its state now; queued behind the app's previous change. */
   sync(appId: string): Promise<void> {
     const next = (this.chains.get(appId) ?? Promise.resolve()).then(() => this.apply(appId));
@@ -202,12 +185,7 @@ export class DirectRoutes implements AccessGate {
     try {
       if (target && now !== targetKey(target)) {
         const host = new URL(this.urls.appUrl(appId)).hostname;
-        this.publishing.set(appId, targetKey(target));
-        try {
-          await this.publisher.publish({ appId, appName: appId, host, target });
-        } finally {
-          this.publishing.delete(appId);
-        }
+        await this.publisher.publish({ appId, appName: appId, host, target });
         this.current.set(appId, targetKey(target));
         this.log('info', 'direct route published', { app: appId, to: targetKey(target) });
       } else if (!target && now !== undefined) {

@@ -5,7 +5,7 @@
  * blue/green switch, a rollback and a suspend/wake cost no failed request from 20 clients.
  */
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -47,22 +47,6 @@ async function deployReady(name: string, source: Buffer, extra: object = {}): Pr
   await waitForPhase(server.baseURL, KEY, name, ['Ready'], 60_000);
 }
 
-/**
- * Resolves once the front door's route map names the app: a first deploy is answered before its
- * route is published (the control plane's router serves it meanwhile), and the map file is
- * written once the proxy has the route.
- */
-async function routed(name: string): Promise<void> {
-  const map = join(root, 'data', 'front', 'routes.map');
-  const deadline = Date.now() + 30_000;
-  const has = (): boolean =>
-    existsSync(map) && readFileSync(map, 'utf8').includes(`${name}.localhost `);
-  while (!has()) {
-    if (Date.now() > deadline) throw new Error(`${name} has no route in ${map} after 30 s`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 /** A node app answering `<label> <boot id>`; `POST /die` kills its process outright. */
 const mortalApp = (label: string): Promise<Buffer> =>
   tarGz({
@@ -90,7 +74,6 @@ describe('the native front door', () => {
     expect(before.status).toBe(200);
     const headers = (await fetchApp(appUrl('nf-public', '/log?msg=x'))).status;
     expect(headers).toBe(200);
-    await routed('nf-public');
 
     server.child.kill('SIGSTOP');
     try {

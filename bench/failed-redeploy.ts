@@ -8,11 +8,12 @@ import { requestLoop } from '../test/support/request-loop.js';
 import { tarGz } from '../test/support/tarball.js';
 import { api, deployTo, type SlipwayProcess } from './slipway.js';
 import { sleep } from './stats.js';
+import type { Measured } from './targets.js';
 
 const APP = 'failed-redeploy';
 const REDEPLOYS = 10;
 
-export async function failedRedeployRow(s: SlipwayProcess) {
+export async function failedRedeployRow(s: SlipwayProcess): Promise<Measured> {
   const first = await deployTo(s.base, APP, await nodeApp('v1'));
   if (first.status !== 200) throw new Error(`failed-redeploy: v1 answered ${first.status}`);
   const crashing = await tarGz({
@@ -31,11 +32,14 @@ export async function failedRedeployRow(s: SlipwayProcess) {
   await api(s.base, 'DELETE', `/v1/apps/${APP}`);
   const refused = answers.filter((status) => status === 500).length;
   return {
-    benchmark: 'failed redeploy',
+    id: 'failed redeploy',
     measured: `${failed.length} failed requests during ${REDEPLOYS} redeploys crashing at start`,
     baseline: `${requests.length} requests in the loop; ${refused}/${REDEPLOYS} deploys 500`,
-    ratio: requests.length === 0 ? 1 : failed.length / requests.length,
-    target: '0 failed requests',
-    pass: failed.length === 0 && requests.length > 0 && refused === REDEPLOYS,
+    figures: {
+      ratio: requests.length === 0 ? 1 : failed.length / requests.length,
+      failed: failed.length,
+    },
+    // No loop, or a crashing redeploy that did not fail: the row measured nothing.
+    ok: requests.length > 0 && refused === REDEPLOYS,
   };
 }

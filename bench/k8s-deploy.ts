@@ -14,11 +14,12 @@ import { deploy, fetchApp } from '../test/support/deploy.js';
 import { freePort } from '../test/k8s/cluster.js';
 import { startSlipwayEnv } from '../test/k8s/slipway-env.js';
 import { percentile, round, sleep } from './stats.js';
+import type { Measured } from './targets.js';
 
 const KEY = 'bench-k8s-key-0123456789abcdef0123';
 const NS = 'slipway';
 
-export async function k8sDeployRow(source: Buffer, n: number) {
+export async function k8sDeployRow(source: Buffer, n: number): Promise<Measured> {
   execFileSync('bash', ['test/k8s/build.sh'], { stdio: 'inherit' });
   const local = await start({ runtime: { poolSize: 2 } });
   const localMs = await deploys(local, source, n, 'local');
@@ -51,12 +52,10 @@ export async function k8sDeployRow(source: Buffer, n: number) {
     const k8sMs = await deploys(k8s, source, n, 'k8s');
     const p50 = percentile(k8sMs, 50) / percentile(localMs, 50);
     return {
-      benchmark: 'k8s-deploy p50',
+      id: 'k8s-deploy p50',
       measured: `${round(percentile(k8sMs, 50), 1)} ms (p99 ${round(percentile(k8sMs, 99), 1)} ms) deploy → live on the test cluster`,
       baseline: `${round(percentile(localMs, 50), 1)} ms local runtime (p99 ${round(percentile(localMs, 99), 1)} ms)`,
-      ratio: round(p50),
-      target: 'report',
-      pass: true,
+      figures: { ratio: round(p50) },
     };
   } finally {
     await k8s.close();

@@ -6,6 +6,7 @@
 import { nodeApp } from '../test/support/apps.js';
 import { fetchApp } from '../test/support/deploy.js';
 import { BENCH_KEY, deployTo, type SlipwayProcess } from './slipway.js';
+import { parseServerTiming } from '../src/stage-clock.js';
 import { sleep } from './stats.js';
 
 export interface RollbackSamples {
@@ -15,15 +16,17 @@ export interface RollbackSamples {
   redeploy: number[];
   /** Rollback to two versions back (nothing warm: a fresh start of that source). */
   cold: number[];
+  /** The Server-Timing stages of each rollback to the previous version. */
+  previousStages: Record<string, number>[];
 }
 
 const APP = 'rollback-bench';
 
 export async function measureRollback(s: SlipwayProcess, n: number): Promise<RollbackSamples> {
-  const samples: RollbackSamples = { previous: [], redeploy: [], cold: [] };
+  const samples: RollbackSamples = { previous: [], redeploy: [], cold: [], previousStages: [] };
   // labels[v - 1]: what version v serves; a rollback serves what the version it restores served.
   const labels: string[] = [];
-  const timed = async (into: number[], step: () => Promise<void>): Promise<void> => {
+  const timed = async (into: number[], step: () => Promise<unknown>): Promise<void> => {
     const started = performance.now();
     await step();
     into.push(performance.now() - started);
@@ -33,7 +36,9 @@ export async function measureRollback(s: SlipwayProcess, n: number): Promise<Rol
   for (let i = 1; i <= n; i += 1) {
     await timed(samples.redeploy, () => redeploy(s, `v${i}`, labels));
     // Back to what ran just before the redeploy: its sandbox was kept warm.
-    await timed(samples.previous, () => rollback(s, labels.length - 1, labels));
+    await timed(samples.previous, async () => {
+      samples.previousStages.push(await rollback(s, labels.length - 1, labels));
+    });
     if (i % 3 === 0) {
       // A version neither running nor kept: a fresh start of its source.
       const running = labels.at(-1);
@@ -53,7 +58,11 @@ async function redeploy(s: SlipwayProcess, label: string, labels: string[]): Pro
   await answers(res.body.url as string, label);
 }
 
-async function rollback(s: SlipwayProcess, version: number, labels: string[]): Promise<void> {
+async function rollback(
+  s: SlipwayProcess,
+  version: number,
+  labels: string[],
+): Promise<Record<string, number>> {
   const label = labels[version - 1] ?? '';
   const res = await fetch(`${s.base}/v1/apps/${APP}/rollback`, {
     method: 'POST',
@@ -66,6 +75,7 @@ async function rollback(s: SlipwayProcess, version: number, labels: string[]): P
   }
   labels.push(label);
   await answers(body.url, label);
+  return parseServerTiming(res.headers.get('server-timing'));
 }
 
 async function answers(url: string, label: string): Promise<void> {

@@ -2,7 +2,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
 import { freePort, stop, waitForAccept } from './processes.js';
+import { parseServerTiming } from '../src/stage-clock.js';
 import { sleep } from './stats.js';
 
 export const BENCH_KEY = 'bench-key-0123456789abcdef0123456789';
@@ -13,8 +16,13 @@ export interface SlipwayProcess {
   port: number;
   dataDir: string;
   child: ChildProcess;
+  /** The stages of each wake a visitor caused, from the server's `app woke` log lines. */
+  wakes: Record<string, number>[];
   close(): Promise<void>;
 }
+
+/** pino's number for `warn`: lines from it up are passed on to our stderr. */
+const WARN = 40;
 
 /**
  * Starts Slipway; `at` restarts one on an existing data dir and port (the restart row). Apps stop
@@ -39,29 +47,56 @@ export async function startSlipwayProcess(
       SVC_DATA_DIR: dataDir,
       SVC_LISTEN: `127.0.0.1:${port}`,
       SVC_AUTH_API_KEY: BENCH_KEY,
-      SVC_LOG_LEVEL: 'warn',
+      // `info` for the `app woke` lines; only warnings and errors are shown.
+      SVC_LOG_LEVEL: 'info',
     },
-    stdio: ['ignore', 'inherit', 'inherit'],
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const wakes: Record<string, number>[] = [];
+  readLogLines(child, (line) => {
+    if (line.msg === 'app woke' && line.stages) wakes.push(line.stages);
   });
   await waitForAccept(port, 30_000);
   const base = `http://127.0.0.1:${port}`;
   // A restart is timed until its apps serve, not until its pools are full again.
-  if (at) return { base, port, dataDir, child, close: () => stop(child) };
+  if (at) return { base, port, dataDir, child, wakes, close: () => stop(child) };
   // Deploys are measured into a warm pool: wait until every template's pool is full.
   for (let i = 0; i < 600; i += 1) {
     const res = await fetch(`${base}/readyz`);
     if (res.status === 200 && poolsFull(await res.json())) break;
     await sleep(100);
   }
-  return { base, port, dataDir, child, close: () => stop(child) };
+  return { base, port, dataDir, child, wakes, close: () => stop(child) };
 }
 
-/** POSTs a deploy and resolves with the status and body. */
+interface LogLine {
+  level?: number;
+  msg?: string;
+  stages?: Record<string, number>;
+}
+
+/** Hands each JSON log line of the server to `each`; shows warnings and errors on stderr. */
+function readLogLines(child: ChildProcess, each: (line: LogLine) => void): void {
+  createInterface({ input: child.stdout as Readable }).on('line', (text) => {
+    let line: LogLine;
+    try {
+      line = JSON.parse(text) as LogLine;
+    } catch (err) {
+      // Not one of pino's lines (a stray print): shown as it came.
+      process.stderr.write(`${text} (${(err as Error).name})\n`);
+      return;
+    }
+    if ((line.level ?? 0) >= WARN) process.stderr.write(`${text}\n`);
+    each(line);
+  });
+}
+
+/** POSTs a deploy and resolves with the status, body and the stages of its Server-Timing. */
 export async function deployTo(
   base: string,
   name: string,
   source: Buffer,
-): Promise<{ status: number; body: Record<string, string> }> {
+): Promise<{ status: number; body: Record<string, string>; stages: Record<string, number> }> {
   const form = new FormData();
   form.set('metadata', JSON.stringify({ name }));
   form.set(
@@ -74,7 +109,11 @@ export async function deployTo(
     body: form,
     headers: { authorization: `Bearer ${BENCH_KEY}` },
   });
-  return { status: res.status, body: (await res.json()) as Record<string, string> };
+  return {
+    status: res.status,
+    body: (await res.json()) as Record<string, string>,
+    stages: parseServerTiming(res.headers.get('server-timing')),
+  };
 }
 
 export async function api(base: string, method: string, path: string): Promise<Response> {

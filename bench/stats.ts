@@ -6,6 +6,19 @@ export function percentile(values: number[], p: number): number {
   return sorted[rank] as number;
 }
 
+/** The p50 of each stage over many timed requests (a stage some lacked counts where it ran). */
+export function stageMedians(samples: Record<string, number>[]): Record<string, number> {
+  const byStage = new Map<string, number[]>();
+  for (const sample of samples) {
+    for (const [stage, ms] of Object.entries(sample)) {
+      byStage.set(stage, [...(byStage.get(stage) ?? []), ms]);
+    }
+  }
+  return Object.fromEntries(
+    [...byStage].map(([stage, ms]) => [stage, round(percentile(ms, 50), 1)]),
+  );
+}
+
 export const round = (n: number, digits = 2): number => Number(n.toFixed(digits));
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

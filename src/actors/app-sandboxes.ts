@@ -20,6 +20,7 @@ import { AppWarmth } from './app-warmth.js';
 import type { Log } from '../logging.js';
 import { errorMessage } from './types.js';
 import type { WarmKeep } from './warm-keep.js';
+import type { StageClock } from '../stage-clock.js';
 
 export interface SandboxDeps {
   store: Store;
@@ -49,6 +50,8 @@ export interface SandboxDeps {
   startSlot: () => Promise<ReleaseSlot | undefined> | undefined;
   /** True while `attempt` is the machine's current start attempt. */
   current: (attempt: number) => boolean;
+  /** The clock timing the start under way, if its caller asked for one. */
+  clock: () => StageClock | undefined;
   /** Resolves once no direct route sends visitors to the sandbox: it is about to stop. */
   beforeReap?: (sandbox: Sandbox) => Promise<void>;
 }
@@ -107,8 +110,10 @@ export class AppSandboxes {
         at: now(),
       });
     }
+    this.deps.clock()?.mark('prepare');
     const warm = await this.warmth.take(version, plan.spec);
     if (warm) {
+      this.deps.clock()?.mark('claim');
       if (this.deps.halted()) return this.reap(warm.id);
       this.versions.set(warm.id, version);
       return send({ type: 'CLAIMED', attempt, sandboxId: warm.id });
@@ -139,6 +144,7 @@ export class AppSandboxes {
         jitter: this.deps.jitter(),
       });
     }
+    this.deps.clock()?.mark('claim');
     this.hold(sandbox, version);
     if (slot) this.slots.set(sandbox.id, slot);
     // Deleted or shut down meanwhile: nothing will ever route to it.
@@ -158,6 +164,7 @@ export class AppSandboxes {
     const { send } = this.deps;
     const sandbox = this.held.get(sandboxId);
     if (!sandbox) return; // reaped: the attempt was superseded
+    this.deps.clock()?.mark('handoff');
     if (this.warmth.claimedBack(sandboxId)) {
       // Its app already runs this very source: answering on the next turn keeps the order of
       // events the same as a real start's (never a send from inside the machine's own step).
@@ -169,7 +176,8 @@ export class AppSandboxes {
       return send({ type: 'START_FAILED', attempt, message: plan.message, at: this.deps.now() });
     }
     try {
-      await this.deps.runtime.inject(sandbox, plan.spec);
+      const stages = await this.deps.runtime.inject(sandbox, plan.spec);
+      this.deps.clock()?.mark('inject', stages ?? {});
       this.warmth.started(sandboxId, version, plan.spec);
       send({ type: 'HEALTHY', attempt, at: this.deps.now() });
     } catch (err) {

@@ -32,6 +32,7 @@ import {
   type WaitOptions,
 } from './types.js';
 import { WarmKeep } from './warm-keep.js';
+import { StageClock } from '../stage-clock.js';
 
 export type { AppEvent, AppEventListener, RegistryDeps, WaitOptions } from './types.js';
 
@@ -157,15 +158,23 @@ export class AppRegistry {
     const row = this.requireRow(appId);
     const input = this.inputOf(row, version);
     let app = this.live(appId);
-    if (app) app.send({ type: 'DEPLOY', version, ttlMs: input.ttlMs }, 'user');
-    else app = this.spawn(row, input, undefined, 'user');
+    if (app) {
+      app.timeWith(opts.clock);
+      app.send({ type: 'DEPLOY', version, ttlMs: input.ttlMs }, 'user');
+    } else {
+      // The machine's first effect waits a turn (`prepare`): the clock is in place before it.
+      app = this.spawn(row, input, undefined, 'user');
+      app.timeWith(opts.clock);
+    }
     const mine = app.snapshot().context.deploys;
     await app.waitFor(
       (s) => s.context.deploys !== mine || SETTLED.has(stateOf(s)),
       opts.waitMs ?? this.waitMs,
       this.callers.signal,
     );
+    opts.clock?.mark('ready');
     await this.settleRoute(appId);
+    opts.clock?.mark('route');
     return this.rowOf(app);
   }
 
@@ -260,13 +269,16 @@ export class AppRegistry {
   async resume(appId: string, opts: WaitOptions = {}): Promise<AppRecord> {
     const app = this.live(appId);
     if (!app) return this.requireRow(appId);
+    app.timeWith(opts.clock);
     app.send({ type: 'RESUME' }, 'user');
     await app.waitFor(
       (s) => SETTLED.has(stateOf(s)),
       opts.waitMs ?? this.waitMs,
       this.callers.signal,
     );
+    opts.clock?.mark('ready');
     await this.settleRoute(appId);
+    opts.clock?.mark('route');
     return this.rowOf(app);
   }
 
@@ -314,11 +326,21 @@ export class AppRegistry {
     this.gate.promote(appId);
     const state = stateOf(app.snapshot());
     if (state === 'Failed') return undefined;
-    if (state === 'Suspended') app.send({ type: 'WAKE' }, 'system');
+    let clock: StageClock | undefined;
+    if (state === 'Suspended') {
+      clock = new StageClock();
+      app.timeWith(clock);
+      app.send({ type: 'WAKE' }, 'system');
+    }
     const s = await app.waitFor(
       (s) => (s.context.serving === null ? SETTLED.has(stateOf(s)) : s.context.serving !== avoid),
       waitMs,
     );
+    if (clock) {
+      clock.mark('ready');
+      // A visitor's wake has no API answer to carry its stages: the log line does.
+      this.log('info', 'app woke', { app: appId, phase: stateOf(s), stages: clock.stages() });
+    }
     const next = s.status === 'active' ? app.routable() : undefined;
     return next?.id === avoid ? undefined : next;
   }

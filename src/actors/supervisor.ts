@@ -32,6 +32,7 @@ import { waitForSnapshot } from './wait-for.js';
 import type { Log } from '../logging.js';
 import { errorMessage, type AppEvent } from './types.js';
 import type { WarmKeep } from './warm-keep.js';
+import type { StageClock } from '../stage-clock.js';
 
 export interface SupervisorDeps {
   store: Store;
@@ -86,6 +87,8 @@ export class AppSupervisor {
   private quiet = false;
   /** When the last event of the activity's own went out. */
   private activityEventAt = 0;
+  /** Times the stages of the start under way, for its caller's Server-Timing header. */
+  private clock: StageClock | undefined;
 
   constructor(
     readonly appId: string,
@@ -118,6 +121,7 @@ export class AppSupervisor {
       heard: (line) => this.activity.line(line),
       startSlot: () => (this.queued ? deps.gate.enter(appId) : undefined),
       current: (attempt) => this.snapshot().context.attempt === attempt,
+      clock: () => this.clock,
     });
     this.probe = new WindowProbe({
       everyMs: input.policy.healthProbeMs,
@@ -156,6 +160,11 @@ export class AppSupervisor {
     } finally {
       this.cause = 'system';
     }
+  }
+
+  /** The next start's stages are timed on `clock` (a newer deploy's clock replaces it). */
+  timeWith(clock: StageClock | undefined): void {
+    this.clock = clock;
   }
 
   /**

@@ -6,6 +6,7 @@ import type { Log } from '../logging.js';
 import type { Runtime } from '../runtime/runtime.js';
 import type { SourceStore } from '../sources/source-store.js';
 import type { WarmKeepOptions } from './warm-keep.js';
+import type { StageClock } from '../stage-clock.js';
 
 export type { AppEvent };
 
@@ -36,6 +37,8 @@ export interface RegistryDeps {
 
 export interface WaitOptions {
   waitMs?: number;
+  /** Times the start's stages (claim, inject, ...) for the caller's Server-Timing header. */
+  clock?: StageClock;
 }
 
 /** A console logger for when the server gives none: errors must never vanish silently. */

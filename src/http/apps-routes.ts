@@ -10,6 +10,7 @@ import { appView } from '../services/app-view.js';
 import type { AppRecord } from '../persistence/store.js';
 import { parseMetadataJson } from '../services/deploy-metadata.js';
 import { sourceTooLarge } from '../sources/tarball.js';
+import { StageClock } from '../stage-clock.js';
 import {
   appAccepted,
   appIdParams,
@@ -42,8 +43,10 @@ export function appsRoutes(service: AppService, registry: AppRegistry, maxSource
 
     app.post('/v1/deploy', { schema: { response: deployResponse } }, async (request, reply) => {
       const identity = requireIdentity(request);
+      const clock = new StageClock();
       const { metadataText, source } = await readDeployParts(request, maxSourceBytes);
       const metadata = parseMetadataJson(metadataText);
+      clock.mark('parse');
       if (!source || source.length === 0) {
         throw new AppError(
           400,
@@ -51,10 +54,12 @@ export function appsRoutes(service: AppService, registry: AppRegistry, maxSource
           'a source part with a gzipped tarball is required',
         );
       }
-      const { app: deployed, version } = await service.deploy(identity, metadata, source);
+      const { app: deployed, version } = await service.deploy(identity, metadata, source, clock);
       const logs = registry.logs(deployed.id, version).slice(-LAST_LOG_LINES).map(logLineText);
       const failure = deployFailure(deployed, version, logs);
       if (failure) throw failure;
+      clock.mark('reply');
+      reply.header('server-timing', clock.header());
       if (deployed.phase === 'Ready' && deployed.url) {
         return reply.status(200).send({ app_id: deployed.id, url: deployed.url });
       }
@@ -123,7 +128,13 @@ export function appsRoutes(service: AppService, registry: AppRegistry, maxSource
     app.post(
       '/v1/apps/:id/resume',
       { schema: { params: appIdParams, response: { 200: appSchema } } },
-      async (request) => view(await service.resume(requireIdentity(request), idOf(request))),
+      async (request, reply) => {
+        const clock = new StageClock();
+        const app = await service.resume(requireIdentity(request), idOf(request), clock);
+        clock.mark('reply');
+        reply.header('server-timing', clock.header());
+        return view(app);
+      },
     );
   };
 }

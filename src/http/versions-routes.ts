@@ -7,6 +7,7 @@ import { deployFailure } from '../services/deploy-failure.js';
 import { appView } from '../services/app-view.js';
 import type { AppRecord } from '../persistence/store.js';
 import { appIdParams } from './apps-schemas.js';
+import { StageClock } from '../stage-clock.js';
 
 const rollbackBody = {
   type: 'object',
@@ -30,15 +31,19 @@ export function versionsRoutes(service: AppService, registry: AppRegistry) {
       { schema: { params: appIdParams, body: rollbackBody } },
       async (request, reply) => {
         const { version } = request.body as { version: number };
+        const clock = new StageClock();
         const { app: rolled, version: made } = await service.rollback(
           requireIdentity(request),
           idOf(request),
           version,
+          clock,
         );
         // Like a deploy that failed: the diagnosis and the last lines, not a 200 with bad news.
         const logs = registry.logs(rolled.id, made).slice(-LAST_LOG_LINES).map(logLineText);
         const failure = deployFailure(rolled, made, logs);
         if (failure) throw failure;
+        clock.mark('reply');
+        reply.header('server-timing', clock.header());
         if (rolled.phase === 'Ready' && rolled.url) return reply.status(200).send(view(rolled));
         return reply.status(202).send({ ...view(rolled), status_url: `/v1/apps/${rolled.id}` });
       },

@@ -20,9 +20,10 @@ export interface Runtime {
   claim(template: string, appId: string): Promise<Sandbox>;
   /**
    * Puts the source into the claimed sandbox and starts the app; resolves once the app answers on
-   * its socket. Rejects with AppExitError if the app exits first, RuntimeError otherwise.
+   * its socket, with the stages inside the sandbox it could time (ms by stage, e.g. `unpack`,
+   * `app-start`). Rejects with AppExitError if the app exits first, RuntimeError otherwise.
    */
-  inject(sandbox: Sandbox, spec: InjectSpec): Promise<void>;
+  inject(sandbox: Sandbox, spec: InjectSpec): Promise<InjectStages | void>;
   /** True while the app answers. */
   health(sandbox: Sandbox): Promise<boolean>;
   /** Stops the sandbox and removes its files; idempotent. */
@@ -48,6 +49,9 @@ export interface Runtime {
   /** The language runtimes apps get, by name (`node`, `python`), as `x.y.z`. */
   versions(): Record<string, string>;
 }
+
+/** Where an inject spent its time inside the sandbox, in ms by stage. */
+export type InjectStages = Record<string, number>;
 
 export interface AdoptedSandbox {
   sandbox: Sandbox;

@@ -10,6 +10,7 @@ import { classify } from '../sources/classify.js';
 import { mintSourceKey } from '../sources/keys.js';
 import type { SourceStore } from '../sources/source-store.js';
 import { inspectTarball } from '../sources/tarball.js';
+import type { StageClock } from '../stage-clock.js';
 import type { AccessGate } from './direct-routes.js';
 import {
   applyChange,
@@ -56,12 +57,14 @@ export class AppService {
     identity: Identity,
     metadata: DeployMetadata,
     source: Buffer,
+    clock?: StageClock,
   ): Promise<DeployOutcome> {
     const outcome = await this.actions.attempt(identity, 'deploy', metadata.name, {
-      run: () => this.deployNow(identity, metadata, source),
+      run: () => this.deployNow(identity, metadata, source, clock),
       hash: () => sourceHash(source),
     });
     this.actions.deployed(identity, outcome.app, outcome.version, outcome.sourceHash);
+    clock?.mark('audit');
     return outcome;
   }
 
@@ -71,10 +74,15 @@ export class AppService {
   }
 
   /** Redeploys an earlier version's source as a new head version; audited as a deploy. */
-  async rollback(identity: Identity, id: string, version: number): Promise<DeployOutcome> {
+  async rollback(
+    identity: Identity,
+    id: string,
+    version: number,
+    clock?: StageClock,
+  ): Promise<DeployOutcome> {
     const app = this.actions.authorize(identity, 'deploy', id);
     const outcome = await this.actions.attempt(identity, 'deploy', id, {
-      run: () => this.history.rollback(app, version, identity.userId),
+      run: () => this.history.rollback(app, version, identity.userId, clock),
       hash: () => this.audit.hashOf(id, version),
     });
     const rollback = {
@@ -82,6 +90,7 @@ export class AppService {
       to: version,
     };
     this.actions.deployed(identity, outcome.app, outcome.version, outcome.sourceHash, { rollback });
+    clock?.mark('audit');
     return outcome;
   }
 
@@ -89,21 +98,25 @@ export class AppService {
     identity: Identity,
     metadata: DeployMetadata,
     source: Buffer,
+    clock?: StageClock,
   ): Promise<DeployOutcome> {
     requireScope(identity, 'deploy');
     const { store, sourceStore, config } = this.deps;
     const existing = assertMayDeployTo(store, config, identity, metadata.name);
     const info = await inspectTarball(source);
+    clock?.mark('inspect');
     const version = nextVersion(store, metadata.name);
     const sourceKey = mintSourceKey(metadata.name, version);
     const runtime = carriedRuntime(metadata.runtime, existing && carriedFrom(store, existing));
     const plan = classify(info, runtime);
+    clock?.mark('classify');
     await sourceStore.put(sourceKey, source).then(
       () => this.deps.storage.succeeded('source store'),
       (err: unknown) => {
         throw this.deps.storage.failed('source store', err);
       },
     );
+    clock?.mark('blob');
     const now = new Date().toISOString();
     // A redeploy that makes the app private waits for its direct route to go (AccessGate).
     const closes = metadata.access === 'private' && existing && existing.access !== 'private';
@@ -140,12 +153,15 @@ export class AppService {
       });
       throw err;
     }
+    clock?.mark('rows');
     await this.history.prune(metadata.name);
+    clock?.mark('prune');
     if (!plan.ok && !existing) {
       return { app: this.mustGet(metadata.name), sourceHash: info.hash, version };
     }
     const app = await this.deps.registry.deploy(metadata.name, version, {
       waitMs: this.deps.deployWaitMs,
+      clock,
     });
     return { app, sourceHash: info.hash, version };
   }
@@ -185,10 +201,10 @@ export class AppService {
     return after;
   }
 
-  async resume(identity: Identity, id: string): Promise<AppRecord> {
+  async resume(identity: Identity, id: string, clock?: StageClock): Promise<AppRecord> {
     const app = this.actions.authorize(identity, 'resume', id);
     const after = await this.actions.attempt(identity, 'resume', id, {
-      run: () => this.deps.registry.resume(id, { waitMs: this.deps.deployWaitMs }),
+      run: () => this.deps.registry.resume(id, { waitMs: this.deps.deployWaitMs, clock }),
     });
     const outcome = app.phase !== 'Suspended' ? 'noop' : after.phase === 'Failed' ? 'failed' : 'ok';
     this.actions.recorded(identity, 'resume', after, outcome, this.audit.hashOf(id));

@@ -14,6 +14,7 @@ import { envNames } from './app-view.js';
 import { mintSourceKey } from '../sources/keys.js';
 import type { SourceStore } from '../sources/source-store.js';
 import type { Log } from '../logging.js';
+import type { StageClock } from '../stage-clock.js';
 
 /** Versions kept per app (design.md §6); older ones and their blobs are pruned. */
 export const HISTORY_CAP = 20;
@@ -64,6 +65,8 @@ interface ReleaseHow {
   note: string;
   /** The user ID the new version is recorded as deployed by. */
   by: string;
+  /** Times the release's stages for the answer's Server-Timing header. */
+  clock?: StageClock;
 }
 
 export class HistoryService {
@@ -78,7 +81,12 @@ export class HistoryService {
   }
 
   /** Redeploys version `target`'s source as a new version; waits up to the budget for Ready. */
-  async rollback(app: AppRecord, target: number, by: string): Promise<RollbackOutcome> {
+  async rollback(
+    app: AppRecord,
+    target: number,
+    by: string,
+    clock?: StageClock,
+  ): Promise<RollbackOutcome> {
     const from = this.deps.store.getVersion(app.id, target);
     if (!from) throw unknownVersion(`app ${app.id} has no version ${target}`);
     return this.release(app.id, from, {
@@ -87,6 +95,7 @@ export class HistoryService {
       rolledBackFrom: from.version,
       note: `rollback to version ${from.version}`,
       by,
+      clock,
     });
   }
 
@@ -108,24 +117,24 @@ export class HistoryService {
   }
 
   private async release(appId: string, from: VersionRecord, how: ReleaseHow) {
-    const { sourceStore } = this.deps;
-    const source = await this.sourceCall(async () =>
-      readAll(await sourceStore.open(from.sourceKey)),
-    );
-    if (!source) throw unknownVersion(`the source of version ${from.version} of ${appId} is gone`);
     const version = nextVersion(this.deps.store, appId);
     // A copy under a key of its own: pruning the old version later must not take this one's source.
     const sourceKey = mintSourceKey(appId, version);
-    await this.sourceCall(() => sourceStore.put(sourceKey, source));
+    const copied = await this.sourceCall(() => this.copySource(from.sourceKey, sourceKey));
+    if (!copied) throw unknownVersion(`the source of version ${from.version} of ${appId} is gone`);
+    how.clock?.mark('blob');
     try {
       this.storeRelease(appId, from, version, sourceKey, how);
     } catch (err) {
       await this.removeBlob(sourceKey, appId);
       throw err;
     }
+    how.clock?.mark('rows');
     await this.prune(appId);
+    how.clock?.mark('prune');
     const deployed = await this.deps.registry.deploy(appId, version, {
       waitMs: this.deps.deployWaitMs,
+      clock: how.clock,
     });
     return { app: deployed, version, sourceHash: from.sourceHash };
   }
@@ -172,6 +181,16 @@ export class HistoryService {
         outcome: 'Pending',
       });
     });
+  }
+
+  /** The store's own copy when it has one, else a read and a put; false when `from` is gone. */
+  private async copySource(from: string, to: string): Promise<boolean> {
+    const { sourceStore } = this.deps;
+    if (sourceStore.copy) return sourceStore.copy(from, to);
+    const source = await readAll(await sourceStore.open(from));
+    if (!source) return false;
+    await sourceStore.put(to, source);
+    return true;
   }
 
   private async sourceCall<T>(call: () => Promise<T>): Promise<T> {

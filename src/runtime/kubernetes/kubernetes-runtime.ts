@@ -201,13 +201,14 @@ export function createKubernetesRuntime(opts: KubernetesRuntimeOptions): Runtime
       }
       pod.phase = 'injecting';
       try {
-        await injectPod(pod, spec, {
+        const stages = await injectPod(pod, spec, {
           sourceUrl: opts.sourceUrl,
           startTimeoutMs: opts.startTimeoutMs,
           allowPrivate: opts.egress.allowPrivate,
           log: opts.log,
         });
         pod.phase = 'running';
+        return stages;
       } catch (err) {
         pod.phase = 'failed';
         await reap(pod);

@@ -1,5 +1,5 @@
 import type { InjectRequest, InjectResponse } from '../../agent/protocol.js';
-import { AppExitError, RuntimeError, type InjectSpec } from '../runtime.js';
+import { AppExitError, RuntimeError, type InjectSpec, type InjectStages } from '../runtime.js';
 import { callAgent } from './agent-client.js';
 import type { PodSandbox } from './pod-sandbox.js';
 import type { Log } from '../../logging.js';
@@ -27,7 +27,7 @@ export async function injectPod(
   pod: PodSandbox,
   spec: InjectSpec,
   deps: InjectDeps,
-): Promise<void> {
+): Promise<InjectStages> {
   if (spec.template !== pod.template) {
     throw new RuntimeError(`sandbox ${pod.id} runs ${pod.template}, not ${spec.template}`, false);
   }
@@ -43,7 +43,7 @@ export async function injectPod(
     allowPrivate: [...deps.allowPrivate, store.hostname.replace(/^\[|\]$/g, '')],
   });
   try {
-    await startApp(pod, spec, sourceUrl, deps);
+    return await startApp(pod, spec, sourceUrl, deps);
   } finally {
     pod.egress.rules.set({ allowedHosts: spec.allowedHosts, allowPrivate: deps.allowPrivate });
   }
@@ -54,7 +54,7 @@ async function startApp(
   spec: InjectSpec,
   sourceUrl: string,
   deps: InjectDeps,
-): Promise<void> {
+): Promise<InjectStages> {
   const request: InjectRequest = {
     sourceKey: spec.sourceKey,
     sourceUrl,
@@ -85,7 +85,7 @@ async function startApp(
       hostMs: Math.round(performance.now() - started),
       agentMs: body.ms,
     });
-    return;
+    return { unpack: body.ms.pull, 'app-start': body.ms.start };
   }
   if (answer.status === 422 && body && !body.ok && 'exit' in body) {
     throw new AppExitError({

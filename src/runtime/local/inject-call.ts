@@ -1,5 +1,5 @@
 import type { InjectRequest, InjectResponse } from '../../agent/protocol.js';
-import { AppExitError, RuntimeError, type InjectSpec } from '../runtime.js';
+import { AppExitError, RuntimeError, type InjectSpec, type InjectStages } from '../runtime.js';
 import { installInto, type InstallDeps } from './install-call.js';
 import type { LocalSandbox } from './sandbox.js';
 import { callUntilClosed, endSoon, errorText, type Outcome } from './sandbox-call.js';
@@ -21,7 +21,7 @@ export async function injectInto(
   sandbox: LocalSandbox,
   spec: InjectSpec,
   deps: InjectDeps,
-): Promise<void> {
+): Promise<InjectStages> {
   if (sandbox.phase !== 'claimed') {
     throw new RuntimeError(`sandbox ${sandbox.id} is ${sandbox.phase}, not freshly claimed`, false);
   }
@@ -61,7 +61,9 @@ export async function injectInto(
           hostMs,
           ...('ms' in body ? { agentMs: body.ms } : {}),
         });
-        return;
+        // The agent's own clock: pulling and unpacking the source, then loading the app until it
+        // accepts a connection. The rest of the round trip is the host's.
+        return 'ms' in body ? { unpack: body.ms.pull, 'app-start': body.ms.start } : {};
       }
       // Answered, then died before we looked: the supervisor must hear of it from us.
       throw new AppExitError(sandbox.exitReport(await sandbox.closed));

@@ -89,11 +89,14 @@ function checkName(name: string): void {
   }
 }
 
-/** A refusal that names what the person typed (`what(field)`), for the server's checks to throw. */
+/**
+ * A refusal that names what the person typed (`what(field)`), for the server's checks to throw:
+ * the server's own code for them, though `guard` turns it into a usage error before anyone sees it.
+ */
 const refuser =
   (what: (field: string) => string): Refuse =>
   (field, problem) =>
-    new AppError(400, 'usage', `${what(field)}: ${problem}`);
+    new AppError(400, 'bad_metadata', `${what(field)}: ${problem}`);
 
 /** Runs a server check; its refusal becomes a usage error with `hint` as the next step. */
 function guard(check: () => unknown, hint: string): void {

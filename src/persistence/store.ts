@@ -208,7 +208,7 @@ export interface ShareLinkRecord {
  * settings (its access). The `user.*` and `department.*` actions target a user or department ID.
  */
 export type AuditAction = AppAuditAction | AdminAuditAction;
-export type AppAuditAction = 'deploy' | 'delete' | 'suspend' | 'resume' | 'update';
+export type AppAuditAction = 'deploy' | 'delete' | 'suspend' | 'resume' | 'update' | 'cancel';
 export type AdminAuditAction =
   | 'user.create'
   | 'user.update'
@@ -223,6 +223,7 @@ export const APP_AUDIT_ACTIONS: readonly AppAuditAction[] = [
   'suspend',
   'resume',
   'update',
+  'cancel',
 ];
 export const ADMIN_AUDIT_ACTIONS: readonly AdminAuditAction[] = [
   'user.create',

@@ -216,13 +216,17 @@ export class AppService {
    * release that serves goes on serving. 409 `nothing_to_cancel` when none is in flight.
    */
   cancel(identity: Identity, id: string, version?: number): AppRecord {
-    const app = this.get(identity, id);
-    requireScope(identity, 'deploy');
+    const app = this.actions.authorize(identity, 'cancel', id);
+    const hash = this.audit.hashOf(app.id);
     const after = this.deps.registry.cancel(app.id, version);
     if (!after) {
+      this.actions.recorded(identity, 'cancel', app, 'noop', hash);
       const what = version === undefined ? 'no deploy' : `no deploy of version ${version}`;
       throw new AppError(409, 'nothing_to_cancel', `${what} of ${app.id} is in flight`);
     }
+    const cancelled = after.lastDeploy?.version;
+    const details = cancelled === undefined ? undefined : { version: cancelled };
+    this.actions.recorded(identity, 'cancel', after, 'ok', hash, details);
     return after;
   }
 

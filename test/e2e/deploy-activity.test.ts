@@ -199,6 +199,18 @@ describe('deploy activity and cancel end to end (real HTTP, real sandboxes)', ()
         expect(again.body).toMatchObject({ code: 'nothing_to_cancel' });
         const after = await waitForPhase(server.baseURL, ALICE, 'act-cancel', ['Ready']);
         expect(after).toMatchObject({ live_version: 1 });
+        // The owner's feed says who cancelled which version, and that the second had nothing to do.
+        const feed = await call(server.baseURL, '/v1/apps/act-cancel/audit', { token: ALICE });
+        const cancels = (feed.body as { events: Array<Record<string, unknown>> }).events.filter(
+          (e) => e.action === 'cancel',
+        );
+        // Newest first: the second cancel, the one that worked, Bob's refused one, the first.
+        expect(cancels.map((e) => [e.outcome, e.details])).toEqual([
+          ['noop', undefined],
+          ['ok', { version: 2 }],
+          ['denied', expect.objectContaining({ reason: 'not_found' })],
+          ['noop', undefined],
+        ]);
       } finally {
         sse.close();
       }

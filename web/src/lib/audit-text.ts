@@ -18,7 +18,9 @@ export function whatOf(event: AuditEvent): string {
     const from = d.rollback.from === undefined ? '' : `from v${d.rollback.from} `;
     parts.push(`${from}to v${d.rollback.to}`);
   }
-  if (d.version !== undefined) parts.push(`made v${d.version}`);
+  if (d.version !== undefined) {
+    parts.push(event.action === 'cancel' ? `cancelled v${d.version}` : `made v${d.version}`);
+  }
   for (const c of d.changes ?? []) {
     if (c.from !== undefined && c.to !== undefined) parts.push(`${c.field}: ${c.from} → ${c.to}`);
     else if (c.to !== undefined) parts.push(`${c.field} → ${c.to}`);

@@ -13,6 +13,7 @@ const ACTIONS = [
   'suspend',
   'resume',
   'update',
+  'cancel',
   'user.create',
   'user.update',
   'user.delete',

@@ -121,24 +121,29 @@ export class HaproxyRoutes implements RoutePublisher {
     if (slot === undefined) {
       throw new Error(`every one of the ${this.slots} front door slots is taken`);
     }
+    let base: Map<number, SlotCounters>;
     try {
-      // Whatever still holds a connection through this slot was another sandbox's visitor.
-      await haproxyChange(this.paths.admin, `shutdown sessions server ${slotBackend(slot)}/app`);
       await this.pointSlot(slot, target);
-      // A slot's server was marked down when its last sandbox went (haproxy-config.ts).
-      await haproxyChange(this.paths.admin, `set server ${slotBackend(slot)}/app health up`);
+      // No route names the slot yet: its counters are its new app's zero.
+      base = await this.readSlots([slot]).catch(() => new Map<number, SlotCounters>());
+      const backend = slotBackend(slot);
       const verb = old?.host === host ? 'set' : 'add';
+      // One runtime API call (the route stage of a deploy paid one connection per command): what
+      // still holds a connection through this slot was another sandbox's visitor; a slot's
+      // server was marked down when its last sandbox went (haproxy-config.ts); then the route.
       await haproxyChange(
         this.paths.admin,
-        `${verb} map ${this.paths.map} ${host} ${slotBackend(slot)}`,
+        [
+          `shutdown sessions server ${backend}/app`,
+          `set server ${backend}/app health up`,
+          `${verb} map ${this.paths.map} ${host} ${backend}`,
+        ].join('; '),
       );
     } catch (err) {
       this.free.unshift(slot);
       throw err;
     }
     this.routes.set(appId, { host, slot, target });
-    // The slot's counters still hold what its last app was asked: they are this app's zero.
-    const base = await this.readSlots([slot]).catch(() => new Map<number, SlotCounters>());
     this.served.set(slot, base.get(slot) ?? { current: 0, total: 0, classes: {} });
     if (old && old.host !== host) {
       await haproxyChange(this.paths.admin, `del map ${this.paths.map} ${old.host}`);

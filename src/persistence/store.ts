@@ -1,4 +1,5 @@
 import type { Phase } from '../app-event.js';
+import type { AuditAction } from '../audit-actions.js';
 
 /**
  * The store: everything Slipway must not forget. Three backends implement it: `sqlite` (durable,
@@ -203,36 +204,13 @@ export interface ShareLinkRecord {
   revokedAt?: string;
 }
 
-/**
- * A rollback is recorded as a deploy (its details say so); `update` is a change of the app's
- * settings (its access). The `user.*` and `department.*` actions target a user or department ID.
- */
-export type AuditAction = AppAuditAction | AdminAuditAction;
-export type AppAuditAction = 'deploy' | 'delete' | 'suspend' | 'resume' | 'update' | 'cancel';
-export type AdminAuditAction =
-  | 'user.create'
-  | 'user.update'
-  | 'user.delete'
-  | 'department.create'
-  | 'department.update'
-  | 'department.delete';
-
-export const APP_AUDIT_ACTIONS: readonly AppAuditAction[] = [
-  'deploy',
-  'delete',
-  'suspend',
-  'resume',
-  'update',
-  'cancel',
-];
-export const ADMIN_AUDIT_ACTIONS: readonly AdminAuditAction[] = [
-  'user.create',
-  'user.update',
-  'user.delete',
-  'department.create',
-  'department.update',
-  'department.delete',
-];
+export {
+  ADMIN_AUDIT_ACTIONS,
+  APP_AUDIT_ACTIONS,
+  type AdminAuditAction,
+  type AppAuditAction,
+  type AuditAction,
+} from '../audit-actions.js';
 
 /** What an event adds to its action: never a secret (no env value, key or password). */
 export interface AuditDetails {

@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
+import { ADMIN_AUDIT_ACTIONS, APP_AUDIT_ACTIONS } from '../../../src/audit-actions';
 import { api, errorText } from '../lib/api';
 import { actionOf, whatOf } from '../lib/audit-text';
 import { exact } from '../lib/format';
@@ -7,20 +8,7 @@ import { Problem } from '../components/Problem';
 import { Table } from '../components/Table';
 
 const PAGE = 50;
-const ACTIONS = [
-  'deploy',
-  'delete',
-  'suspend',
-  'resume',
-  'update',
-  'cancel',
-  'user.create',
-  'user.update',
-  'user.delete',
-  'department.create',
-  'department.update',
-  'department.delete',
-];
+const ACTIONS = [...APP_AUDIT_ACTIONS, ...ADMIN_AUDIT_ACTIONS];
 /** The API's maximum; pages are cut from it here because the trail has no offset. */
 const FETCH_LIMIT = 1_000;
 

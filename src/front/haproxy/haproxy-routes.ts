@@ -124,8 +124,12 @@ export class HaproxyRoutes implements RoutePublisher {
     let base: Map<number, SlotCounters>;
     try {
       await this.pointSlot(slot, target);
-      // No route names the slot yet: its counters are its new app's zero.
-      base = await this.readSlots([slot]).catch(() => new Map<number, SlotCounters>());
+      // No route names the slot yet: its counters are its new app's zero. Unread, the app's
+      // first look counts from then on: its requests until that look go uncounted, not misfiled.
+      base = await this.readSlots([slot]).catch((err: unknown) => {
+        this.log('warn', 'front door counters not read', { error: String(err) });
+        return new Map<number, SlotCounters>();
+      });
       const backend = slotBackend(slot);
       const verb = old?.host === host ? 'set' : 'add';
       // One runtime API call (the route stage of a deploy paid one connection per command): what
@@ -144,7 +148,9 @@ export class HaproxyRoutes implements RoutePublisher {
       throw err;
     }
     this.routes.set(appId, { host, slot, target });
-    this.served.set(slot, base.get(slot) ?? { current: 0, total: 0, classes: {} });
+    const zero = base.get(slot);
+    if (zero) this.served.set(slot, zero);
+    else this.served.delete(slot);
     if (old && old.host !== host) {
       await haproxyChange(this.paths.admin, `del map ${this.paths.map} ${old.host}`);
     }

@@ -76,16 +76,17 @@ export async function openFrontDoor(opts: FrontDoorOptions): Promise<FrontDoor> 
   });
   const running = readState(dir);
   const kind = opts.native ? 'haproxy' : 'relay';
+  const paths = haproxyPaths(dir);
   const native = opts.native && {
     binary: opts.native.haproxy,
-    paths: haproxyPaths(dir),
+    paths,
     settings: {
       host: opts.host,
       port: opts.port,
       slots: opts.native.slots,
       headersTimeoutMs: opts.native.headersTimeoutMs,
       node: process.execPath,
-      ...(opts.native.tls ? { tls: writeTlsPem(haproxyPaths(dir).tls, opts.native.tls) } : {}),
+      ...(opts.native.tls ? { tls: writeTlsPem(paths.tls, opts.native.tls) } : {}),
     },
   };
   // Requests a freed slot of the native front door still gets (haproxy-routes.ts).

@@ -34,7 +34,7 @@ const HELD = 75;
  */
 export async function lockDataDir(dataDir: string): Promise<DataDirLock> {
   const dir = resolve(dataDir);
-  mkdirSync(dir, { recursive: true });
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
   const file = join(dir, LOCK_FILE);
   const child = spawn(
     'flock',

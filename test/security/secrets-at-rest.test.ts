@@ -7,6 +7,7 @@
 import Database from 'better-sqlite3';
 import {
   chmodSync,
+  mkdirSync,
   mkdtempSync,
   readFileSync,
   readdirSync,
@@ -20,6 +21,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/persistence/open-store.js';
 import { deploy, fetchApp, waitForPhase } from '../support/deploy.js';
+import { freePort, startServerProcess } from '../support/server-process.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { tarGz } from '../support/tarball.js';
 
@@ -147,5 +149,21 @@ describe('secrets at rest', { timeout: 180_000 }, () => {
       { path: join(dir, 'slipway.db'), was: '0644', now: '0600' },
       { path: join(dir, 'env.key'), was: '0640', now: '0600' },
     ]);
+  });
+
+  it('makes a new data dir 0700 from the start: nothing to repair on a first start', async () => {
+    const dir = join(root, 'first-start', 'data');
+    mkdirSync(join(root, 'first-start'));
+    const server = await startServerProcess({
+      dataDir: dir,
+      port: await freePort(),
+      env: { SVC_AUTH_API_KEY: KEY },
+    });
+    try {
+      expect(modeOf(dir)).toBe('700');
+      expect(server.output().filter((line) => line.includes('repaired permissions'))).toEqual([]);
+    } finally {
+      await server.stop('SIGTERM');
+    }
   });
 });

@@ -211,10 +211,26 @@ describe('restart continuity (local runtime)', () => {
       new Promise((resolve) => waiters.push({ at: answered + n, resolve }));
     await answers(100);
 
+    // A visitor who opened the link just before the restart comes in just after it, once.
+    const reopened = (await (await fetch(`${server.baseURL}/api/share/${token}`)).json()) as {
+      grant_url: string;
+    };
+    const pending = new URL(reopened.grant_url);
+
     // A clean stop and start.
     expect(await server.stop('SIGTERM')).toBe(0);
     server = await start();
     await answers(200);
+    const visit = (url: URL) =>
+      get(new Agent(), port, url.host, '', `${url.pathname}${url.search}`);
+    const late = await visit(pending);
+    expect(late.status).toBe(303);
+    expect(late.setCookie).toMatch(/^slipway_access_cont-private=/);
+    for (const spent of [pending, grantUrl]) {
+      const again = await visit(spent);
+      expect(again.status).not.toBe(303);
+      expect(again.setCookie).toBe('');
+    }
     // A crash and start.
     server.child.kill('SIGKILL');
     await server.exited;

@@ -36,8 +36,9 @@ describe('AppGrants: codes and grants of private apps', () => {
 
   it('spends a code once, on its own app, within its minute', () => {
     const code = grants.issueCode(linkOf(1));
-    expect(code).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(code).toMatch(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{43}$/);
     expect(code).not.toContain(token(1));
+    expect(Buffer.from(String(code.split('.')[0]), 'base64url').toString()).not.toContain(token(1));
     expect(grants.redeem(code, 'api')).toBeUndefined();
     // Spent by the wrong host too: a code is never tried twice.
     expect(grants.redeem(code, 'web')).toBeUndefined();
@@ -111,12 +112,41 @@ describe('AppGrants: codes and grants of private apps', () => {
     expect(grants.check(String(g?.grant), 'web')).toBe(false);
   });
 
-  it('keeps codes bounded, dropping the oldest', () => {
+  it('keeps a code across a restart, good once on either side of it', () => {
+    const before = grants.issueCode(linkOf(1));
+    const spentBefore = grants.issueCode(linkOf(1));
+    expect(grants.redeem(spentBefore, 'web')).toBeDefined();
+    const restarted = new AppGrants(store, { now: () => now });
+    expect(restarted.redeem(spentBefore, 'web')).toBeUndefined();
+    expect(restarted.redeem(before, 'web')).toBeDefined();
+    expect(new AppGrants(store, { now: () => now }).redeem(before, 'web')).toBeUndefined();
+    // A restart does not void a revoke either.
+    const late = restarted.issueCode(linkOf(1));
+    store.revokeShareLink(token(1), new Date(now).toISOString());
+    expect(new AppGrants(store, { now: () => now }).redeem(late, 'web')).toBeUndefined();
+  });
+
+  it('never takes a grant for a code or a code for a grant, nor an edited code', () => {
+    const code = grants.issueCode(linkOf(1));
+    expect(grants.check(code, 'web')).toBe(false);
+    const g = grants.redeem(grants.issueCode(linkOf(1)), 'web');
+    expect(grants.redeem(String(g?.grant), 'web')).toBeUndefined();
+    const [body, mac] = code.split('.');
+    const payload = JSON.parse(Buffer.from(String(body), 'base64url').toString()) as object;
+    const later = Buffer.from(JSON.stringify({ ...payload, e: now + 1e12 })).toString('base64url');
+    expect(grants.redeem(`${later}.${mac}`, 'web')).toBeUndefined();
+    expect(grants.redeem(code, 'web')).toBeDefined();
+  });
+
+  it('remembers a bounded number of spent codes, refusing more until their minute is over', () => {
     const small = new AppGrants(store, { now: () => now, limits: { maxCodes: 3 } });
     const codes = [1, 2, 3, 4].map(() => small.issueCode(linkOf(1)));
-    expect(small.size.codes).toBe(3);
-    expect(small.redeem(codes[0] ?? '', 'web')).toBeUndefined();
-    expect(small.redeem(codes[3] ?? '', 'web')).toBeDefined();
+    for (const code of codes.slice(0, 3)) expect(small.redeem(code, 'web')).toBeDefined();
+    expect(small.redeem(codes[3] ?? '', 'web')).toBeUndefined();
+    now += 60_000;
+    const fresh = small.issueCode(linkOf(1));
+    expect(small.redeem(fresh, 'web')).toBeDefined();
+    expect(JSON.parse(store.getMeta('share_spent_codes') ?? '[]')).toHaveLength(1);
   });
 
   it('builds the grant address on the app host', () => {

@@ -15,6 +15,7 @@ const DATA_PATH_SUITES = [
   'test/security/app-credentials.test.ts',
   'test/security/rebinding.test.ts',
   'test/faults/restart-continuity.test.ts',
+  'test/faults/stop-everything.test.ts',
 ];
 
 export default defineConfig({

@@ -24,7 +24,14 @@ async function main(): Promise<void> {
     // Exit 0 even when the drain timed out and cut requests: the stop itself went as designed
     // (the cut is logged as a warning); 1 is for a stop that failed.
     running.close().then(
-      () => process.exit(0),
+      () => {
+        if (config.server.restartContinuity && config.runtime.backend === 'local') {
+          console.error(
+            'slipway: the apps and the front door keep serving for the next start; `npm run stop` ends them',
+          );
+        }
+        process.exit(0);
+      },
       (err: unknown) => {
         console.error('shutdown failed:', err);
         process.exit(1);

@@ -14,6 +14,8 @@ export interface ServerProcess {
   baseURL: string;
   port: number;
   child: ChildProcess;
+  /** The config file it was started with (`SVC_CONFIG`): what `npm run stop` needs too. */
+  configFile: string;
   /** Every line the process wrote to stdout and stderr so far. */
   output(): string[];
   /** Resolves with the exit code (or the signal's name) once the process has ended. */
@@ -84,6 +86,7 @@ export async function startServerProcess(opts: {
     baseURL,
     port,
     child,
+    configFile,
     output: () => [...lines],
     exited,
     async stop(signal = 'SIGTERM', graceMs = 60_000) {

@@ -48,6 +48,8 @@ export interface StartOptions {
   logger?: LogSetting;
   /** Aborted (a signal during start-up): the start undoes what it did and throws StartCancelled. */
   signal?: AbortSignal;
+  /** Not a server people will use (`npm run stop`): it makes no bootstrap admin, and says nothing. */
+  transient?: boolean;
 }
 
 /** The source store and the runtime the config names, over which the deploy services are built. */
@@ -131,7 +133,8 @@ export async function startSlipway(config: Config, options: StartOptions = {}): 
     const parts = await openDeployParts(config, serviceLog(logger), dataPath);
     app = await composeServer({ config, store, parts, tls, logger, drain });
     if (cancelled()) throw new StartCancelled();
-    bootstrap = ensureBootstrapAdmin(config, store);
+    // A transient server has no operator to hand a new key to: it makes no user.
+    bootstrap = options.transient ? { kind: 'not-needed' } : ensureBootstrapAdmin(config, store);
     let listening = false;
     app.readiness.register('http', () => ({ ok: listening }));
     // Admins see which data path carries visitors to Ready public apps, and why.

@@ -26,7 +26,7 @@ async function main(): Promise<void> {
       // Nothing is deployed here: warm sandboxes would only be booted to be ended.
       runtime: { ...config.runtime, poolSize: 0 },
     },
-    { logger: { level: 'warn' } },
+    { logger: { level: 'warn' }, transient: true },
   );
   await running.close();
   console.log(`slipway: stopped the apps' sandboxes and the front door of ${dataDir}`);

@@ -98,6 +98,8 @@ describe('npm run stop', () => {
     expect(stopped.code, stopped.out).toBe(0);
     expect(stopped.out).toContain(`stopped the server (pid ${server.child.pid})`);
     expect(stopped.out).toContain("stopped the apps' sandboxes and the front door");
+    // It is no server for anyone to use: it makes no admin and hands out no key.
+    expect(stopped.out).not.toContain('bootstrap admin');
     // The server drained and exited 0, as for any SIGTERM, saying what it left running.
     expect(await server.exited).toBe(0);
     expect(server.output().join('\n')).toContain(
@@ -112,6 +114,7 @@ describe('npm run stop', () => {
     const again = await npmRunStop(server.configFile);
     expect(again.code, again.out).toBe(0);
     expect(again.out).not.toContain('stopped the server');
+    expect(again.out).not.toContain('bootstrap admin');
     const next = await startServerProcess({
       dataDir,
       port,

@@ -86,6 +86,20 @@ describe('the app router', () => {
     expect(whole).toContain('{"status":"ok"}');
   });
 
+  it('takes a request head of up to 16 KB to the app, and answers a bigger one 431', async () => {
+    const head = (padding: number): string =>
+      `GET / HTTP/1.1\r\nHost: ${host}\r\nX-Padding: ${'a'.repeat(padding)}\r\nConnection: close\r\n\r\n`;
+    expect(await rawExchange(head(15 * 1024))).toContain(`plain ${host}`);
+    const bodyOf = (answer: string): unknown =>
+      JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
+    const over = await rawExchange(head(17 * 1024));
+    expect(over).toMatch(/^HTTP\/1\.1 431 /);
+    expect(bodyOf(over)).toMatchObject({ code: 'headers_too_large' });
+    // Past what the native front door's buffer holds (about 19 KB), HAProxy refuses it by itself
+    // (docs/data-path.md).
+    expect(await rawExchange(head(40 * 1024))).toMatch(/^HTTP\/1\.1 (431|400) /);
+  });
+
   function rawExchange(request: string, onChunk?: (text: string) => void): Promise<string> {
     return new Promise((resolve, reject) => {
       const socket = connect(port, '127.0.0.1');

@@ -19,7 +19,7 @@ export const POLL_AFTER_SECONDS: Record<ActivityStep, number> = {
   installing: 5,
   building: 5,
   starting: 2,
-  'health-checking': 1,
+  'health-checking': 2,
   switching: 1,
 };
 

@@ -81,7 +81,7 @@ describe('deploy activity and cancel end to end (real HTTP, real sandboxes)', ()
         const seen = await call(server.baseURL, '/v1/apps/act-build', { token: ALICE });
         const app = seen.body as Record<string, unknown> & { activity?: Activity };
         expect(app.phase).toBe('Starting');
-        expect(app.activity?.step).toMatch(/^(building|starting)$/);
+        expect(app.activity?.step).toMatch(/^(building|starting|health-checking)$/);
         expect(Date.parse(String(app.activity?.since))).not.toBeNaN();
         expect(app.poll_after_seconds).toBeGreaterThanOrEqual(1);
         const listed = await call(server.baseURL, '/v1/apps', { token: ALICE });

@@ -19,7 +19,7 @@ export const POLL_AFTER_SECONDS: Record<ActivityStep, number> = {
   installing: 5,
   building: 5,
   starting: 2,
-  'health-checking': 1,
+  'health-checking': 2,
   switching: 1,
 };
 
@@ -27,6 +27,12 @@ export const POLL_AFTER_SECONDS: Record<ActivityStep, number> = {
 const INSTALL_TAG = '[install] ';
 /** A step that installs dependencies; any other step of the install is a build. */
 const INSTALL_COMMAND = /^\$ (npm (ci|install)|pip3? install|python3? -m pip install)\b/;
+
+/**
+ * The runtime's note when the candidate's process is started and Slipway waits for it to answer
+ * (src/runtime/local/inject-call.ts writes it).
+ */
+export const HEALTH_CHECKING_NOTE = /^version \d+: started, waiting for it to answer$/;
 
 /** Phases of a start in flight; Claiming and Pending are still waiting for a sandbox. */
 const WAITING: ReadonlySet<AppState> = new Set(['Pending', 'Claiming']);
@@ -82,6 +88,7 @@ export class AppActivity {
       const note = text.slice(NOTE_PREFIX.length);
       if (note.includes('building: installing')) this.move('installing');
       else if (/ installed in |built tree restored/.test(note)) this.move('starting');
+      else if (HEALTH_CHECKING_NOTE.test(note)) this.move('health-checking');
       return;
     }
     if (!text.startsWith(INSTALL_TAG)) return;
@@ -90,6 +97,14 @@ export class AppActivity {
     if (own.trim() === '' || !this.current) return;
     this.current.last_line = own.slice(0, LAST_LINE_MAX);
     this.changed('line');
+  }
+
+  /**
+   * The candidate answered and traffic moves to it now (a redeploy's or rollback's switch): the
+   * supervisor says so just before the machine takes the result in.
+   */
+  switching(): void {
+    if (this.current) this.move('switching');
   }
 
   private move(step: ActivityStep): void {

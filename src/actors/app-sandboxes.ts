@@ -175,6 +175,10 @@ export class AppSandboxes {
     if (!plan.ok) {
       return send({ type: 'START_FAILED', attempt, message: plan.message, at: this.deps.now() });
     }
+    // The runtime's first notes (the install began, the app was started) come synchronously: on
+    // the next turn they follow the transition into Starting, as the activity's steps must.
+    await Promise.resolve();
+    if (!this.held.has(sandboxId)) return; // reaped meanwhile: the attempt was superseded
     try {
       const stages = await this.deps.runtime.inject(sandbox, plan.spec);
       this.deps.clock()?.mark('inject', stages ?? {});

@@ -154,6 +154,7 @@ export class AppSupervisor {
     // An owner's command starts at once: only what the restart itself owes waits in line.
     if (initiator === 'user') this.queued = false;
     this.beginActivity(event);
+    this.switchingTo(event);
     this.cause = initiator;
     try {
       this.actor.send(event);
@@ -345,6 +346,20 @@ export class AppSupervisor {
     const wakes = (event.type === 'RESUME' || event.type === 'WAKE') && value === 'Suspended';
     const version = event.type === 'DEPLOY' ? event.version : wakes ? context.version : undefined;
     if (version !== undefined) this.quietly(() => this.activity.begin(version));
+  }
+
+  /**
+   * The candidate of a redeploy or rollback answered while another release serves: the machine is
+   * about to move the traffic to it (the router's pointer, then the direct route). The step and a
+   * note go out first, so that the event stream and the log show the switch before `Ready`.
+   */
+  private switchingTo(event: AppMachineEvent): void {
+    if (event.type !== 'HEALTHY' || !this.activity.view) return;
+    const snapshot = this.snapshot();
+    const { attempt, serving, version } = snapshot.context;
+    if (stateOf(snapshot) !== 'Starting' || event.attempt !== attempt || serving === null) return;
+    this.note(version, `switching traffic to version ${version}`);
+    this.activity.switching();
   }
 
   /** The activity follows the phase; its own `phase` event is the transition's. */

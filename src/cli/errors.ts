@@ -1,8 +1,9 @@
 /**
  * Exit codes scripts can rely on (README "CLI"): 0 done, 1 the server or the network refused,
- * 2 the command line was wrong, 3 no credentials or the server rejected them.
+ * 2 the command line was wrong, 3 no credentials or the server rejected them, 130 the person
+ * stopped watching a deploy with Ctrl-C (the deploy goes on).
  */
-export const EXIT = { ok: 0, api: 1, usage: 2, auth: 3 } as const;
+export const EXIT = { ok: 0, api: 1, usage: 2, auth: 3, interrupted: 130 } as const;
 
 /**
  * An error the CLI explains in one line plus a next step (`hint`, printed as `next:`), never with
@@ -68,6 +69,8 @@ function hintFor(status: number, body: ApiErrorBody): string {
       return typeof app === 'string'
         ? `fix the app and deploy again; its logs: slipway logs ${app}`
         : 'fix the app and deploy again';
+    case 'nothing_to_cancel':
+      return 'nothing was cancelled; slipway apps shows what each app serves';
     case 'name_taken':
       return 'choose another name with --name';
     case 'unknown_version':

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { appsCommands } from './commands/apps.js';
+import { cancelCommand } from './commands/cancel.js';
 import { deployCommand } from './commands/deploy.js';
 import { envCommands } from './commands/env.js';
 import { lifecycleCommands } from './commands/lifecycle.js';
@@ -15,7 +16,8 @@ import { Output } from './output.js';
 
 const EXIT_CODES_HELP = `
 Exit codes: 0 done; 1 the server refused or could not be reached; 2 usage error (or cancelled);
-3 not logged in or the key was refused. With --json, stdout carries only JSON (errors too, as
+3 not logged in or the key was refused; 130 Ctrl-C stopped watching a deploy or rollback (it goes
+on: slipway cancel <app> cancels it). With --json, stdout carries only JSON (errors too, as
 {"error": {code, message, ...}}); logs print one JSON object per line.`;
 
 const JSON_HELP = 'print machine-readable JSON only';
@@ -41,6 +43,7 @@ function program(json: boolean): Command {
   loginCommands(root);
   whoamiCommand(root);
   deployCommand(root);
+  cancelCommand(root);
   appsCommands(root);
   envCommands(root);
   logsCommand(root);

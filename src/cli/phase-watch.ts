@@ -2,6 +2,7 @@ import { activityLine, type Activity } from './activity.js';
 import { appPath, type ApiClient, type AppView } from './api-client.js';
 import { CliError, EXIT } from './errors.js';
 import type { Output } from './output.js';
+import { PollWait, pollWaitMs } from './poll-wait.js';
 import { sseMessages } from './sse.js';
 
 /** An `event: app` of /api/events (api/openapi.yaml `AppEvent`); fields the CLI reads. */
@@ -33,7 +34,7 @@ export async function watchPhases(
   api: ApiClient,
   app: string,
   out: Output,
-  onEvent: () => void = () => undefined,
+  onEvent: (event: { phase: string; activity?: Activity }) => void = () => undefined,
 ): Promise<PhaseWatch> {
   const abort = new AbortController();
   let last = '';
@@ -67,7 +68,7 @@ export async function watchPhases(
       if (message.event !== 'app') continue;
       const event = JSON.parse(message.data) as AppEvent;
       if (event.app_id !== app) continue;
-      onEvent();
+      onEvent(event);
       show(event.phase, event.message);
       step(event.activity);
     }
@@ -87,17 +88,17 @@ export async function watchPhases(
   };
 }
 
-const POLL_MS = 500;
-
 /**
  * After a 202 (or to confirm a 200), polls the app until its newest deploy has an outcome: `Ready`
  * returns the app, `Failed` (or an app with nothing serving) is an error naming the reason.
- * `onView` sees each App view polled.
+ * `onView` sees each App view polled; between polls it waits as long as the app's
+ * `poll_after_seconds` says (bounded), or until `wait` is woken.
  */
 export async function waitForOutcome(
   api: ApiClient,
   app: string,
   onView: (view: AppView) => void = () => undefined,
+  wait: PollWait = new PollWait(),
 ): Promise<AppView> {
   for (;;) {
     const view = await api.call<AppView>('GET', appPath(app));
@@ -110,7 +111,7 @@ export async function waitForOutcome(
     // Apps recorded before outcomes existed have no last_deploy: their phase tells.
     if (outcome === undefined && (view.phase === 'Ready' || view.phase === 'Suspended'))
       return view;
-    await new Promise((r) => setTimeout(r, POLL_MS));
+    await wait.sleep(pollWaitMs(view));
   }
 }
 

@@ -3,6 +3,7 @@ import { followBuildLines, type BuildLines } from './build-lines.js';
 import { CliError } from './errors.js';
 import type { Output } from './output.js';
 import { watchPhases } from './phase-watch.js';
+import { PollWait } from './poll-wait.js';
 
 /** What a person sees while a release (a deploy, a rollback) is on its way to live. */
 export interface ReleaseWatch {
@@ -10,6 +11,8 @@ export interface ReleaseWatch {
   appExists(): void;
   /** A polled App view: its activity, when the server sends one, is shown. */
   polled(view: AppView): void;
+  /** The poller's wait, ended early once an event says nothing is in flight any more. */
+  readonly wait: PollWait;
   /** Lets the lines on their way be printed, then stops; `final` is the app once settled. */
   stop(final?: AppView): Promise<void>;
 }
@@ -24,10 +27,18 @@ export async function watchRelease(
   out: Output,
 ): Promise<ReleaseWatch> {
   const lines = out.interactive ? await linesOfNextVersion(api, app, out) : undefined;
-  const phases = out.json ? undefined : await watchPhases(api, app, out, () => lines?.open());
+  const wait = new PollWait();
+  const phases = out.json
+    ? undefined
+    : await watchPhases(api, app, out, (event) => {
+        lines?.open();
+        // Settled (or failed): the poll that tells the outcome need not wait its turn.
+        if (!event.activity) wait.now();
+      });
   return {
     appExists: () => lines?.open(),
     polled: (view) => phases?.activity(view.activity),
+    wait,
     async stop(final) {
       await lines?.stop();
       phases?.stop(final);

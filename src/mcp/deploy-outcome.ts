@@ -40,6 +40,8 @@ const STEP_OF: Record<Stage, ActivityStep> = {
   installing: 'installing',
   building: 'building',
   starting: 'starting',
+  'health-checking': 'health-checking',
+  switching: 'switching',
   serving: 'switching',
 };
 

@@ -1,6 +1,7 @@
 import type { AppLogLine } from '../actors/log-ring.js';
 import type { AppEvent, AppRegistry } from '../actors/registry.js';
 import { isAdmin, type Identity } from '../auth/identity.js';
+import { HEALTH_CHECKING_NOTE } from '../actors/app-activity.js';
 import { NOTE_PREFIX } from '../runtime/runtime.js';
 
 /** One `notifications/progress` of a call that carried a progressToken. */
@@ -13,16 +14,19 @@ export interface ProgressUpdate {
 export type ProgressSink = (update: ProgressUpdate) => void;
 
 /** The stages of a deploy, rollback or wake, in the order they come; `progress` is the rank. */
-export type Stage = 'queued' | 'installing' | 'building' | 'starting' | 'serving';
+export type Stage =
+  'queued' | 'installing' | 'building' | 'starting' | 'health-checking' | 'switching' | 'serving';
 
 const RANK: Record<Stage, number> = {
   queued: 1,
   installing: 2,
   building: 3,
   starting: 4,
-  serving: 5,
+  'health-checking': 5,
+  switching: 6,
+  serving: 7,
 };
-const TOTAL = 5;
+const TOTAL = 7;
 
 /** What a still-going deploy is doing, as results and notifications say it. */
 export const ACTIVITY: Record<Stage, string> = {
@@ -30,6 +34,8 @@ export const ACTIVITY: Record<Stage, string> = {
   installing: 'installing dependencies',
   building: 'building',
   starting: 'starting the app',
+  'health-checking': 'waiting for the app to answer',
+  switching: 'switching traffic to the new version',
   serving: 'serving',
 };
 
@@ -130,6 +136,10 @@ export class DeployWatch {
       this.advance('installing');
     } else if (/ installed in |built tree restored|^woke; starting /.test(note)) {
       this.advance('starting', note.replace(/^version \d+:? /, ''));
+    } else if (HEALTH_CHECKING_NOTE.test(note)) {
+      this.advance('health-checking');
+    } else if (note.startsWith('switching traffic to ')) {
+      this.advance('switching');
     } else if (note.startsWith('serving version ')) {
       this.advance('serving');
     } else if (this.stage === 'serving' && CRASHED_AFTER_SWITCH.test(note)) {

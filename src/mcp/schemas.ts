@@ -51,7 +51,8 @@ export const activityObject = z
       .enum(['queued', 'installing', 'building', 'starting', 'health-checking', 'switching'])
       .describe(
         'What it does now: queued (waiting for a sandbox), installing (dependencies), building, ' +
-          'starting (the app process, until it answers), health-checking, switching (the route).',
+          'starting (until the app process is started), health-checking (until it answers), ' +
+          'switching (a redeploy or rollback: the traffic moves to the new release).',
       ),
     since: z.string().describe('ISO 8601 UTC time this step began.'),
     last_line: z

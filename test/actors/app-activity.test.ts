@@ -51,6 +51,29 @@ describe('AppActivity: what a deploy in flight does, from its phase and its line
     expect(changes).toContain('line');
   });
 
+  it('checks health once the process is started, and switches only when told', () => {
+    const { a, changes, line, tick } = activity();
+    a.begin(5);
+    a.phase('Starting', 5, () => 'fast');
+    a.switching(); // the supervisor says so only for a candidate that answered
+    expect(a.view?.step).toBe('switching');
+    a.begin(6);
+    a.phase('Starting', 6, () => 'fast');
+    line(6, '[slipway] version 6: started, waiting for it to answer'); // the app's own print
+    expect(a.view?.step).toBe('starting');
+    tick(500);
+    line(6, '[slipway] version 6: started, waiting for it to answer', 'system');
+    expect(a.view).toEqual({ step: 'health-checking', since: '2026-01-01T00:00:00.500Z' });
+    tick(500);
+    a.switching();
+    expect(a.view).toEqual({ step: 'switching', since: '2026-01-01T00:00:01.000Z' });
+    a.phase('Ready', 6, () => 'fast');
+    expect(a.view).toBeUndefined();
+    a.switching(); // nothing in flight: nothing to switch
+    expect(a.view).toBeUndefined();
+    expect(changes.filter((c) => c === 'step')).toHaveLength(8);
+  });
+
   it('starts at once on the fast lane, and after a restored built tree', () => {
     const fast = activity();
     fast.a.begin(1);

@@ -43,6 +43,30 @@ describe('redeploy', () => {
     );
   });
 
+  it('says it switches the traffic before Ready on a redeploy, never on a first deploy', async () => {
+    stage(w, 'web', 1);
+    await w.registry.deploy('web', 1);
+    const steps = () => w.events.flatMap((e) => (e.activity ? [e.activity.step] : [e.phase]));
+    expect(steps()).not.toContain('switching');
+    w.events.length = 0;
+    w.runtime.manual = true;
+    stage(w, 'web', 2);
+    const done = w.registry.deploy('web', 2, { waitMs: 60_000 });
+    await flush();
+    w.runtime.settleClaim('newest', 'ok');
+    await flush();
+    w.runtime.settleInject('ok');
+    await done;
+    const seen = steps();
+    expect(seen.slice(seen.indexOf('switching'))).toEqual(['switching', 'Ready']);
+    expect(w.registry.activity('web')).toBeUndefined();
+    const notes = w.registry.logs('web').map((l) => l.text);
+    expect(notes.indexOf('[slipway] switching traffic to version 2')).toBeGreaterThanOrEqual(0);
+    expect(notes.indexOf('[slipway] switching traffic to version 2')).toBeLessThan(
+      notes.indexOf('[slipway] serving version 2'),
+    );
+  });
+
   it('lets a newer deploy supersede one in flight and reaps the late sandbox', async () => {
     w.runtime.manual = true;
     stage(w, 'web', 1);

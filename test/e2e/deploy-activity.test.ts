@@ -66,7 +66,7 @@ describe('deploy activity and cancel end to end (real HTTP, real sandboxes)', ()
   afterAll(() => server?.stop());
 
   it(
-    'shows the activity moving through installing, building and starting, then none once live',
+    'shows the activity moving through installing, building, starting and health-checking, then none once live',
     async () => {
       const sse = await SseClient.open(`${server.baseURL}/api/events`, ALICE);
       try {
@@ -81,7 +81,7 @@ describe('deploy activity and cancel end to end (real HTTP, real sandboxes)', ()
         const seen = await call(server.baseURL, '/v1/apps/act-build', { token: ALICE });
         const app = seen.body as Record<string, unknown> & { activity?: Activity };
         expect(app.phase).toBe('Starting');
-        expect(app.activity?.step).toMatch(/^(building|starting)$/);
+        expect(app.activity?.step).toMatch(/^(building|starting|health-checking)$/);
         expect(Date.parse(String(app.activity?.since))).not.toBeNaN();
         expect(app.poll_after_seconds).toBeGreaterThanOrEqual(1);
         const listed = await call(server.baseURL, '/v1/apps', { token: ALICE });
@@ -99,7 +99,9 @@ describe('deploy activity and cancel end to end (real HTTP, real sandboxes)', ()
         expect([200, 202], JSON.stringify(answered.body)).toContain(answered.status);
         const events = eventsOf(sse, 'act-build');
         const steps = stepsOf(events);
-        const order = ['installing', 'building', 'starting'].map((s) => steps.indexOf(s));
+        const order = ['installing', 'building', 'starting', 'health-checking'].map((s) =>
+          steps.indexOf(s),
+        );
         expect(
           order.every((at) => at >= 0),
           steps.join(' → '),
@@ -119,6 +121,58 @@ describe('deploy activity and cancel end to end (real HTTP, real sandboxes)', ()
         expect(body.activity).toBeUndefined();
         expect(body.poll_after_seconds).toBeUndefined();
         expect((await fetchApp(String(body.url))).body).toBe('built and live');
+        // First deploy: nothing served before, so no traffic to switch.
+        expect(steps).not.toContain('switching');
+      } finally {
+        sse.close();
+      }
+    },
+    SLOW,
+  );
+
+  it(
+    'shows a redeploy checking the new release, then switching the traffic to it, before Ready',
+    async () => {
+      const first = await deploy(
+        server.baseURL,
+        ALICE,
+        { name: 'act-switch' },
+        await tarGz(quickFiles('blue')),
+      );
+      expect(first.status, JSON.stringify(first.body)).toBe(200);
+      const sse = await SseClient.open(`${server.baseURL}/api/events`, ALICE);
+      try {
+        const second = await deploy(
+          server.baseURL,
+          ALICE,
+          { name: 'act-switch' },
+          await tarGz(quickFiles('green')),
+        );
+        expect(second.status, JSON.stringify(second.body)).toBe(200);
+        await sse.waitFor(
+          isEventOf('act-switch', (e) => e.phase === 'Ready' && e.activity === undefined),
+          'the redeploy Ready',
+          SLOW,
+        );
+        const events = eventsOf(sse, 'act-switch');
+        const steps = stepsOf(events);
+        expect(steps.slice(-3), steps.join(' → ')).toEqual([
+          'starting',
+          'health-checking',
+          'switching',
+        ]);
+        // The switch is announced while the release that served still serves: then Ready.
+        const switching = events.findIndex((e) => e.activity?.step === 'switching');
+        expect(events[switching]).toMatchObject({ phase: 'Starting', poll_after_seconds: 1 });
+        expect(events.slice(switching + 1).find((e) => !e.activity)).toMatchObject({
+          phase: 'Ready',
+        });
+        expect((await fetchApp(String(first.body.url))).body).toBe('green');
+        const logs = await call(server.baseURL, '/v1/apps/act-switch/logs?version=2', {
+          token: ALICE,
+        });
+        expect(logs.text).toContain('[slipway] version 2: started, waiting for it to answer');
+        expect(logs.text).toContain('[slipway] switching traffic to version 2');
       } finally {
         sse.close();
       }

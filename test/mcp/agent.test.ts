@@ -104,11 +104,13 @@ describe('MCP for agents (issue 16)', () => {
     const messages = updates.map((u) => u.message);
     expect(messages[0]).toBe('queued');
     expect(messages).toContain('starting the app');
+    expect(messages).toContain('waiting for the app to answer');
+    expect(messages).not.toContain('switching traffic to the new version'); // nothing served yet
     expect(messages.at(-1)).toBe('serving');
     for (let i = 1; i < updates.length; i++) {
       expect(updates[i]?.progress).toBeGreaterThan(updates[i - 1]?.progress ?? Infinity);
     }
-    expect(updates.every((u) => u.total === 5)).toBe(true);
+    expect(updates.every((u) => u.total === 7)).toBe(true);
   });
 
   it('answers plain JSON, without notifications, when the call has no progressToken', async () => {
@@ -124,7 +126,7 @@ describe('MCP for agents (issue 16)', () => {
     });
     expect(rollback.result.structuredContent).toMatchObject({ phase: 'Ready', version: 3 });
     expect(rollback.updates.map((u) => u.message)).toEqual(
-      expect.arrayContaining(['queued', 'serving']),
+      expect.arrayContaining(['queued', 'switching traffic to the new version', 'serving']),
     );
     await ok(client, 'suspend_app', { app_id: 'progress' });
     const resume = await callWithProgress(client, 'resume_app', { app_id: 'progress' });
@@ -247,7 +249,8 @@ describe('MCP for agents (issue 16)', () => {
       phase: 'Starting',
       version: 1,
       lane: 'fast',
-      activity: { step: 'starting', since: expect.any(String) as unknown },
+      // The app takes 13 s to listen: the call answers while Slipway waits for it to.
+      activity: { step: 'health-checking', since: expect.any(String) as unknown },
       poll_after_seconds: 2,
       next_step: expect.stringContaining('wait_for_app') as unknown,
       url_when_live: expect.stringMatching(/^http:\/\/slower\.localhost:\d+$/) as unknown,

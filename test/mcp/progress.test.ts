@@ -68,7 +68,7 @@ function watch(lane: string, kind: 'deploy' | 'resume' = 'deploy') {
 }
 
 describe('DeployWatch: progress of one deploy from its events and log lines', () => {
-  it('reports queued, installing (with npm lines), building, starting and serving in order', () => {
+  it('reports queued, installing (with npm lines), building, starting, health-checking, switching and serving in order', () => {
     const { registry, updates, w } = watch('general');
     registry.event('deploy', 3);
     registry.note(3, 'version 3 starting');
@@ -78,6 +78,8 @@ describe('DeployWatch: progress of one deploy from its events and log lines', ()
     registry.line(3, '[install] added 1 package in 1s');
     registry.line(3, '[install] $ npm run build');
     registry.note(3, 'version 3 installed in 2.0 s (npm ci, npm run build)');
+    registry.note(3, 'version 3: started, waiting for it to answer');
+    registry.note(3, 'switching traffic to version 3');
     registry.note(3, 'serving version 3');
     w.stop();
     expect(updates.map((u) => u.message)).toEqual([
@@ -86,6 +88,8 @@ describe('DeployWatch: progress of one deploy from its events and log lines', ()
       'installing dependencies: added 1 package in 1s',
       'building: npm run build',
       'starting the app: installed in 2.0 s (npm ci, npm run build)',
+      'waiting for the app to answer',
+      'switching traffic to the new version',
       'serving',
     ]);
     const values = updates.map((u) => u.progress);
@@ -138,7 +142,7 @@ describe('DeployWatch: progress of one deploy from its events and log lines', ()
     const values = updates.map((u) => u.progress);
     expect(values).toEqual([...values].sort((a, b) => a - b));
     expect(new Set(values).size).toBe(values.length);
-    expect(updates.at(-1)).toMatchObject({ progress: 6, total: 6 });
+    expect(updates.at(-1)).toMatchObject({ progress: 8, total: 8 });
   });
 
   it('picks up a wake note written before the resume event', () => {

@@ -6,6 +6,7 @@ import { collect, contextOf } from '../context.js';
 import { buildMetadata, nameFromFolder, type DeployFlags } from '../deploy-metadata.js';
 import { CliError, EXIT, usageError } from '../errors.js';
 import { MAX_SOURCE_BYTES, packFiles } from '../pack.js';
+import { interruptible } from '../interrupt.js';
 import { waitForOutcome } from '../phase-watch.js';
 import { formatBytes, uploadBar } from '../progress-bar.js';
 import { watchRelease } from '../release-watch.js';
@@ -67,16 +68,21 @@ export function deployCommand(program: Command): void {
       // On a terminal the build's lines are shown as they come; a script reads `slipway logs`.
       const watch = await watchRelease(api, name, out);
       let view: AppView | undefined;
+      const interrupt = interruptible(name, 'deploy');
       try {
-        const answer = await uploadDeploy(api, metadata, tarball, (sent, total) =>
-          bar?.update(sent, total),
-        );
-        if (answer.status !== 200 && answer.status !== 202) {
-          throw api.failure(answer.status, answer.text);
-        }
-        watch.appExists();
-        if (answer.status === 202) out.note('  accepted; waiting for it to start (slower path)');
-        view = await waitForOutcome(api, name, watch.polled);
+        view = await interrupt.watch(async () => {
+          const answer = await uploadDeploy(api, metadata, tarball, (sent, total) => {
+            bar?.update(sent, total);
+            // The whole source is sent: the server deploys it whether or not we watch.
+            if (sent === total) interrupt.arm();
+          });
+          if (answer.status !== 200 && answer.status !== 202) {
+            throw api.failure(answer.status, answer.text);
+          }
+          watch.appExists();
+          if (answer.status === 202) out.note('  accepted; waiting for it to start (slower path)');
+          return waitForOutcome(api, name, watch.polled, watch.wait);
+        });
       } finally {
         bar?.stop();
         await watch.stop(view);

@@ -3,6 +3,7 @@ import { appPath, type AppView } from '../api-client.js';
 import { contextOf } from '../context.js';
 import { usageError } from '../errors.js';
 import { table } from '../output.js';
+import { interruptible } from '../interrupt.js';
 import { waitForOutcome } from '../phase-watch.js';
 import { watchRelease } from '../release-watch.js';
 
@@ -61,8 +62,15 @@ export function versionCommands(program: Command): void {
       const watch = await watchRelease(api, app, out);
       let view: AppView | undefined;
       try {
-        await api.call<AppView>('POST', `${appPath(app)}/rollback`, { version: Number(version) });
-        view = await waitForOutcome(api, app, watch.polled);
+        const interrupt = interruptible(app, 'rollback');
+        // The request is on its way at once: the server rolls back whether or not we watch.
+        interrupt.arm();
+        view = await interrupt.watch(async () => {
+          await api.call<AppView>('POST', `${appPath(app)}/rollback`, {
+            version: Number(version),
+          });
+          return waitForOutcome(api, app, watch.polled, watch.wait);
+        });
       } finally {
         await watch.stop(view);
       }

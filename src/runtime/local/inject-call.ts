@@ -48,6 +48,9 @@ export async function injectInto(
       ...(spec.entrypoint ? { entrypoint: spec.entrypoint } : {}),
     };
     const timeoutMs = deps.startTimeoutMs + HOST_GRACE_MS;
+    // The agent starts the app and answers once it listens: the app's log (and the deploy's
+    // activity, app-activity.ts) says which of the two a slow start is stuck in.
+    sandbox.note(`version ${spec.version}: started, waiting for it to answer`);
     const outcome = await callUntilClosed(sandbox, '/inject', request, timeoutMs);
     if (outcome.kind === 'reply' && outcome.reply.status === 200) {
       if (sandbox.alive) {

@@ -1,5 +1,6 @@
 import { logLineText } from '../actors/log-ring.js';
 import multipart from '@fastify/multipart';
+import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppRegistry } from '../actors/registry.js';
 import { requireIdentity } from '../auth/guards.js';
@@ -30,7 +31,8 @@ const LAST_LOG_LINES = 20;
  */
 export function appsRoutes(service: AppService, registry: AppRegistry, maxSourceBytes: number) {
   const view = (app: AppRecord) => appView(app, registry.activity(app.id));
-  return async function routes(app: FastifyInstance): Promise<void> {
+  return async function routes(fastify: FastifyInstance): Promise<void> {
+    const app = fastify.withTypeProvider<JsonSchemaToTsProvider>();
     await app.register(multipart, {
       limits: {
         fileSize: maxSourceBytes,
@@ -70,8 +72,7 @@ export function appsRoutes(service: AppService, registry: AppRegistry, maxSource
       '/v1/apps',
       { schema: { querystring: listQuery, response: appListResponse } },
       async (request) => {
-        const { limit, offset } = request.query as { limit?: number; offset?: number };
-        const page = service.list(requireIdentity(request), { limit, offset });
+        const page = service.list(requireIdentity(request), request.query);
         return { items: page.items.map(view), total: page.total };
       },
     );
@@ -79,7 +80,7 @@ export function appsRoutes(service: AppService, registry: AppRegistry, maxSource
     app.get(
       '/v1/apps/:id',
       { schema: { params: appIdParams, response: { 200: appSchema } } },
-      async (request) => view(service.get(requireIdentity(request), idOf(request))),
+      async (request) => view(service.get(requireIdentity(request), request.params.id)),
     );
 
     app.patch(
@@ -94,7 +95,7 @@ export function appsRoutes(service: AppService, registry: AppRegistry, maxSource
       async (request, reply) => {
         const { app: updated, version } = await service.update(
           requireIdentity(request),
-          idOf(request),
+          request.params.id,
           request.body,
         );
         if (version === undefined) return reply.status(200).send(view(updated));
@@ -108,21 +109,21 @@ export function appsRoutes(service: AppService, registry: AppRegistry, maxSource
     );
 
     app.delete('/v1/apps/:id', { schema: { params: appIdParams } }, async (request, reply) => {
-      await service.delete(requireIdentity(request), idOf(request));
+      await service.delete(requireIdentity(request), request.params.id);
       return reply.status(204).send();
     });
 
     app.post(
       '/v1/apps/:id/suspend',
       { schema: { params: appIdParams, response: { 200: appSchema } } },
-      async (request) => view(await service.suspend(requireIdentity(request), idOf(request))),
+      async (request) => view(await service.suspend(requireIdentity(request), request.params.id)),
     );
 
     // No body: the deploy or rollback in flight is the one there is.
     app.post(
       '/v1/apps/:id/cancel',
       { schema: { params: appIdParams, response: { 200: appSchema } } },
-      async (request) => view(service.cancel(requireIdentity(request), idOf(request))),
+      async (request) => view(service.cancel(requireIdentity(request), request.params.id)),
     );
 
     app.post(
@@ -130,7 +131,7 @@ export function appsRoutes(service: AppService, registry: AppRegistry, maxSource
       { schema: { params: appIdParams, response: { 200: appSchema } } },
       async (request, reply) => {
         const clock = new StageClock();
-        const app = await service.resume(requireIdentity(request), idOf(request), clock);
+        const app = await service.resume(requireIdentity(request), request.params.id, clock);
         clock.mark('reply');
         reply.header('server-timing', clock.header());
         return view(app);
@@ -138,8 +139,6 @@ export function appsRoutes(service: AppService, registry: AppRegistry, maxSource
     );
   };
 }
-
-const idOf = (request: FastifyRequest): string => (request.params as { id: string }).id;
 
 /**
  * Reads both parts in whatever order they come; every file stream is consumed so none hangs. Each

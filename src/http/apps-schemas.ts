@@ -19,15 +19,21 @@ export const deployResponse = {
     type: 'object',
     properties: { app_id: { type: 'string' }, url: { type: 'string' } },
     required: ['app_id', 'url'],
+    additionalProperties: false,
   },
   202: {
     type: 'object',
     properties: { app_id: { type: 'string' }, status_url: { type: 'string' } },
     required: ['app_id', 'status_url'],
+    additionalProperties: false,
   },
 } as const;
 
-/** The spec's App (§2); as a response schema it also makes fastify serialize it fast. */
+/**
+ * The spec's App (§2); as a response schema it also makes fastify serialize it fast. The response
+ * schemas close their objects: the serializer drops unlisted fields either way, and closed they
+ * type the handlers' replies without an index signature.
+ */
 export const appSchema = {
   type: 'object',
   properties: {
@@ -44,6 +50,7 @@ export const appSchema = {
         build: { type: 'string' },
       },
       required: ['lane', 'template'],
+      additionalProperties: false,
     },
     last_deployed_at: { type: 'string' },
     reason: { type: 'string' },
@@ -58,11 +65,17 @@ export const appSchema = {
         message: { type: 'string' },
       },
       required: ['version', 'outcome'],
+      additionalProperties: false,
     },
     // Names only: env values never leave the server.
     env: {
       type: 'array',
-      items: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+      items: {
+        type: 'object',
+        properties: { name: { type: 'string' } },
+        required: ['name'],
+        additionalProperties: false,
+      },
     },
     access: { type: 'string', enum: ['public', 'private'] },
     activity: {
@@ -76,6 +89,7 @@ export const appSchema = {
         last_line: { type: 'string' },
       },
       required: ['step', 'since'],
+      additionalProperties: false,
     },
     poll_after_seconds: { type: 'integer', minimum: 1 },
   },
@@ -93,6 +107,7 @@ export const appSchema = {
     'env',
     'access',
   ],
+  additionalProperties: false,
 } as const;
 
 const closed = { not: {} } as const;
@@ -147,5 +162,6 @@ export const appListResponse = {
     type: 'object',
     properties: { items: { type: 'array', items: appSchema }, total: { type: 'integer' } },
     required: ['items', 'total'],
+    additionalProperties: false,
   },
 } as const;

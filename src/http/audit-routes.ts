@@ -1,3 +1,4 @@
+import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
 import type { FastifyInstance } from 'fastify';
 import { adminOnly, requireIdentity } from '../auth/guards.js';
 import { ADMIN_AUDIT_ACTIONS, APP_AUDIT_ACTIONS } from '../persistence/store.js';
@@ -36,29 +37,21 @@ const appAuditQuery = {
  */
 export function auditRoutes(apps: AppService) {
   const trail = apps.audit;
-  return async function routes(app: FastifyInstance): Promise<void> {
+  return async function routes(fastify: FastifyInstance): Promise<void> {
+    const app = fastify.withTypeProvider<JsonSchemaToTsProvider>();
     app.get(
       '/v1/audit',
       // Admin first, so that a non-admin learns nothing, not even what a valid query looks like.
       { preValidation: adminOnly, schema: { querystring: auditQuery } },
-      async (request) => {
-        const query = request.query as {
-          actor?: string;
-          action?: string;
-          app?: string;
-          limit: number;
-        };
-        return { events: trail.list(query) };
-      },
+      async (request) => ({ events: trail.list(request.query) }),
     );
 
     app.get(
       '/v1/apps/:id/audit',
       { schema: { params: appIdParams, querystring: appAuditQuery } },
       async (request) => {
-        const { id } = request.params as { id: string };
-        const { limit: max } = request.query as { limit: number };
-        return { events: trail.ofApp(apps.get(requireIdentity(request), id), max) };
+        const app = apps.get(requireIdentity(request), request.params.id);
+        return { events: trail.ofApp(app, request.query.limit) };
       },
     );
   };

@@ -1,3 +1,4 @@
+import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
 import type { FastifyInstance } from 'fastify';
 import {
   createDepartment,
@@ -5,7 +6,6 @@ import {
   departmentJson,
   getDepartmentOr404,
   updateDepartment,
-  type DepartmentPatch,
 } from '../auth/departments.js';
 import { adminOnly, requireIdentity } from '../auth/guards.js';
 import { departmentChanges, type AdminAudit } from '../services/admin-audit.js';
@@ -15,7 +15,8 @@ import { departmentChanges, type AdminAudit } from '../services/admin-audit.js';
  * Creating, changing and deleting a department is audited (AdminAudit).
  */
 export const departmentsRoutes = (audit: AdminAudit) =>
-  async function routes(app: FastifyInstance): Promise<void> {
+  async function routes(fastify: FastifyInstance): Promise<void> {
+    const app = fastify.withTypeProvider<JsonSchemaToTsProvider>();
     const { store } = app;
     // A store that writes behind (configmap): a change is answered once it has landed.
     const landed = async (): Promise<void> => store.flush?.();
@@ -26,7 +27,7 @@ export const departmentsRoutes = (audit: AdminAudit) =>
       return { items, total: items.length };
     });
 
-    app.post<{ Body: { id: string; name?: string; description?: string } }>(
+    app.post(
       '/api/departments',
       { schema: { body: newSchema, response: { 201: departmentSchema } } },
       async (request, reply) => {
@@ -42,13 +43,13 @@ export const departmentsRoutes = (audit: AdminAudit) =>
       },
     );
 
-    app.get<{ Params: { id: string } }>(
+    app.get(
       '/api/departments/:id',
       { schema: { params: idParams, response: { 200: departmentSchema } } },
       async (request) => departmentJson(getDepartmentOr404(store, request.params.id)),
     );
 
-    app.patch<{ Params: { id: string }; Body: DepartmentPatch }>(
+    app.patch(
       '/api/departments/:id',
       { schema: { params: idParams, body: patchSchema, response: { 200: departmentSchema } } },
       async (request) => {
@@ -66,18 +67,14 @@ export const departmentsRoutes = (audit: AdminAudit) =>
       },
     );
 
-    app.delete<{ Params: { id: string } }>(
-      '/api/departments/:id',
-      { schema: { params: idParams } },
-      async (request, reply) => {
-        const { id } = request.params;
-        await audit.change(requireIdentity(request), 'department.delete', id, async () =>
-          deleteDepartment(store, id),
-        );
-        await landed();
-        return reply.status(204).send();
-      },
-    );
+    app.delete('/api/departments/:id', { schema: { params: idParams } }, async (request, reply) => {
+      const { id } = request.params;
+      await audit.change(requireIdentity(request), 'department.delete', id, async () =>
+        deleteDepartment(store, id),
+      );
+      await landed();
+      return reply.status(204).send();
+    });
   };
 
 // `{not: {}}` rather than `false`: fastify's ajv runs with removeAdditional, which would silently
@@ -119,10 +116,12 @@ const departmentSchema = {
     description: { type: 'string' },
     created_at: { type: 'string' },
   },
+  additionalProperties: false,
 } as const;
 
 const listSchema = {
   type: 'object',
   required: ['items', 'total'],
   properties: { items: { type: 'array', items: departmentSchema }, total: { type: 'integer' } },
+  additionalProperties: false,
 } as const;

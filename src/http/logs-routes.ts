@@ -1,5 +1,6 @@
 import { logLineText, SNAPSHOT_LINES, type AppLogLine } from '../actors/log-ring.js';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
+import type { FastifyInstance } from 'fastify';
 import type { AppRegistry } from '../actors/registry.js';
 import { requireIdentity } from '../auth/guards.js';
 import type { AppService } from '../services/app-service.js';
@@ -35,7 +36,8 @@ export interface LogsRoutesOptions {
  * and the per-user cap are checked before the stream opens, so 404 and 429 are plain JSON answers.
  */
 export function logsRoutes(service: AppService, registry: AppRegistry, opts: LogsRoutesOptions) {
-  return async function routes(app: FastifyInstance): Promise<void> {
+  return async function routes(fastify: FastifyInstance): Promise<void> {
+    const app = fastify.withTypeProvider<JsonSchemaToTsProvider>();
     const quota = new StreamQuota(opts.maxStreamsPerUser, { cap: opts.cap });
     const open = new Set<SseStream>();
 
@@ -52,10 +54,10 @@ export function logsRoutes(service: AppService, registry: AppRegistry, opts: Log
       { schema: { params: appIdParams, querystring: logsQuery } },
       async (request, reply) => {
         const identity = requireIdentity(request);
-        const id = (request.params as { id: string }).id;
+        const { id } = request.params;
         service.get(identity, id);
         const release = quota.acquire(identity.userId);
-        const version = (request.query as { version?: number }).version;
+        const { version, follow } = request.query;
         const snapshot = registry.logs(id, version).slice(-SNAPSHOT_LINES);
         reply.hijack();
         let unfollow = (): void => undefined;
@@ -75,7 +77,7 @@ export function logsRoutes(service: AppService, registry: AppRegistry, opts: Log
         const send = (line: AppLogLine): boolean =>
           stream.send(logLineText(line), undefined, String(line.version));
         for (const line of snapshot) send(line);
-        if (!follows(request)) return stream.end();
+        if (!follow) return stream.end();
         unfollow = registry.followLogs(id, {
           line: (line) => {
             if (version === undefined || line.version === version) send(line);
@@ -88,9 +90,6 @@ export function logsRoutes(service: AppService, registry: AppRegistry, opts: Log
     );
   };
 }
-
-const follows = (request: FastifyRequest): boolean =>
-  (request.query as { follow?: boolean }).follow === true;
 
 /** Bytes of the frames the lines make (`id: <version>`, `data: `, the line, newlines). */
 const bytesOf = (lines: string[]): number =>

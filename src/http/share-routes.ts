@@ -1,8 +1,9 @@
+import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
 import { randomBytes } from 'node:crypto';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { requireIdentity } from '../auth/guards.js';
 import { AppError } from '../errors.js';
-import type { CreateShareInput, ShareService } from '../services/share-links.js';
+import type { ShareService } from '../services/share-links.js';
 import { appIdParams, listQuery } from './apps-schemas.js';
 import { renderSharePage, sharePageHeaders, type SharePage } from './share-page.js';
 import { passwordOf, tokenParams } from './share-schemas.js';
@@ -13,43 +14,43 @@ import { passwordOf, tokenParams } from './share-schemas.js';
  * its way into a private app.
  */
 export function shareRoutes(shares: ShareService) {
-  return async function routes(app: FastifyInstance): Promise<void> {
+  return async function routes(fastify: FastifyInstance): Promise<void> {
+    const app = fastify.withTypeProvider<JsonSchemaToTsProvider>();
     app.post('/v1/apps/:id/share-links', { schema: { params: appIdParams } }, async (request) =>
       // The service validates the body: the MCP tools hand it the same unchecked input.
-      shares.create(requireIdentity(request), idOf(request), request.body as CreateShareInput),
+      shares.create(requireIdentity(request), request.params.id, request.body),
     );
 
     app.get(
       '/v1/apps/:id/share-links',
       { schema: { params: appIdParams, querystring: listQuery } },
-      async (request) =>
-        shares.list(requireIdentity(request), idOf(request), request.query as ListPage),
+      async (request) => shares.list(requireIdentity(request), request.params.id, request.query),
     );
 
     app.get('/api/share/:token', { schema: { params: tokenParams } }, async (request) =>
-      shares.resolve(tokenOf(request)),
+      shares.resolve(request.params.token),
     );
 
     app.post('/api/share/:token', { schema: { params: tokenParams } }, async (request) =>
-      shares.resolve(tokenOf(request), passwordOf(request.body), request.ip),
+      shares.resolve(request.params.token, passwordOf(request.body), request.ip),
     );
 
     app.delete(
       '/api/share-links/:token',
       { schema: { params: tokenParams } },
       async (request, reply) => {
-        shares.revoke(requireIdentity(request), tokenOf(request));
+        shares.revoke(requireIdentity(request), request.params.token);
         return reply.status(204).send();
       },
     );
 
     app.get('/share/:token', { schema: { params: tokenParams } }, async (request, reply) =>
-      sendPage(reply, pageFor(shares, tokenOf(request))),
+      sendPage(reply, pageFor(shares, request.params.token)),
     );
 
     // The page's "Open" of an open link: a private app's code is minted now, when it is used.
     app.get('/share/:token/open', { schema: { params: tokenParams } }, async (request, reply) => {
-      const token = tokenOf(request);
+      const token = request.params.token;
       let target: string | undefined;
       try {
         target = shares.open(token);
@@ -67,11 +68,6 @@ export function shareRoutes(shares: ShareService) {
     });
   };
 }
-
-type ListPage = { limit?: number; offset?: number };
-
-const idOf = (request: FastifyRequest): string => (request.params as { id: string }).id;
-const tokenOf = (request: FastifyRequest): string => (request.params as { token: string }).token;
 
 /** The page for a token; an AppError (gone, unavailable) becomes an HTML page with its status. */
 function pageFor(shares: ShareService, token: string): { status: number; page: SharePage } {

@@ -19,7 +19,7 @@ export function passwordOf(body: unknown): string | undefined {
   if (typeof body !== 'object' || Array.isArray(body)) {
     throw badRequest('the body must be a JSON object {"password": "..."}');
   }
-  const { password } = body as { password?: unknown };
+  const password = 'password' in body ? body.password : undefined;
   if (password === undefined || password === null) return undefined;
   if (typeof password !== 'string') throw badRequest('password must be a string');
   return password;

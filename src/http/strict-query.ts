@@ -20,7 +20,8 @@ interface QuerySchema {
 }
 
 function convert(request: FastifyRequest, properties: NonNullable<QuerySchema['properties']>) {
-  const query = request.query as Record<string, unknown>;
+  const { query } = request;
+  if (!isRecord(query)) return;
   for (const [name, value] of Object.entries(query)) {
     const type = properties[name]?.type;
     if (typeof value !== 'string' || typeof type !== 'string') continue;
@@ -31,6 +32,9 @@ function convert(request: FastifyRequest, properties: NonNullable<QuerySchema['p
     }
   }
 }
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null;
 
 const INTEGER = /^-?(0|[1-9][0-9]*)$/;
 const NUMBER = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?$/;

@@ -1,18 +1,11 @@
+import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config/schema.js';
 import { BOOTSTRAP_ADMIN_ID } from '../auth/bootstrap.js';
 import { adminOnly, requireIdentity } from '../auth/guards.js';
 import type { ConfiguredAdmins } from '../auth/last-admin.js';
 import '../auth/plugin.js';
-import {
-  createUser,
-  deleteUser,
-  getUserOr404,
-  updateUser,
-  userJson,
-  type NewUser,
-  type UserPatch,
-} from '../auth/users.js';
+import { createUser, deleteUser, getUserOr404, updateUser, userJson } from '../auth/users.js';
 import { userChanges, type AdminAudit } from '../services/admin-audit.js';
 
 /**
@@ -20,7 +13,8 @@ import { userChanges, type AdminAudit } from '../services/admin-audit.js';
  * Creating, changing and deleting a user is audited (AdminAudit).
  */
 export const usersRoutes = (audit: AdminAudit) =>
-  async function routes(app: FastifyInstance): Promise<void> {
+  async function routes(fastify: FastifyInstance): Promise<void> {
+    const app = fastify.withTypeProvider<JsonSchemaToTsProvider>();
     const { store } = app;
     // A store that writes behind (configmap): a change is answered once it has landed.
     const landed = async (): Promise<void> => store.flush?.();
@@ -34,7 +28,7 @@ export const usersRoutes = (audit: AdminAudit) =>
       return { items, total: items.length };
     });
 
-    app.post<{ Body: NewUser }>(
+    app.post(
       '/api/users',
       { schema: { body: newUserSchema, response: { 201: createdSchema } } },
       async (request, reply) => {
@@ -51,13 +45,13 @@ export const usersRoutes = (audit: AdminAudit) =>
       },
     );
 
-    app.get<{ Params: { id: string } }>(
+    app.get(
       '/api/users/:id',
       { schema: { params: idParams, response: { 200: userSchema } } },
       async (request) => userJson(getUserOr404(store, request.params.id)),
     );
 
-    app.patch<{ Params: { id: string }; Body: UserPatch }>(
+    app.patch(
       '/api/users/:id',
       { schema: { params: idParams, body: patchSchema, response: { 200: userSchema } } },
       async (request) => {
@@ -76,19 +70,15 @@ export const usersRoutes = (audit: AdminAudit) =>
       },
     );
 
-    app.delete<{ Params: { id: string } }>(
-      '/api/users/:id',
-      { schema: { params: idParams } },
-      async (request, reply) => {
-        const { id } = request.params;
-        await audit.change(requireIdentity(request), 'user.delete', id, async () =>
-          deleteUser(store, id, admins),
-        );
-        app.auth.forget(id);
-        await landed();
-        return reply.status(204).send();
-      },
-    );
+    app.delete('/api/users/:id', { schema: { params: idParams } }, async (request, reply) => {
+      const { id } = request.params;
+      await audit.change(requireIdentity(request), 'user.delete', id, async () =>
+        deleteUser(store, id, admins),
+      );
+      app.auth.forget(id);
+      await landed();
+      return reply.status(204).send();
+    });
   };
 
 // `{not: {}}` rather than `false`: fastify's ajv runs with removeAdditional, which would silently
@@ -145,18 +135,21 @@ const userSchema = {
     created_at: { type: 'string' },
     updated_at: { type: 'string' },
   },
+  additionalProperties: false,
 } as const;
 
 const userListSchema = {
   type: 'object',
   required: ['items', 'total'],
   properties: { items: { type: 'array', items: userSchema }, total: { type: 'integer' } },
+  additionalProperties: false,
 } as const;
 
 const createdSchema = {
   type: 'object',
   required: ['user', 'api_key'],
   properties: { user: userSchema, api_key: { type: 'string' } },
+  additionalProperties: false,
 } as const;
 
 /** The admins the configuration gives (see ConfiguredAdmins), for the last-admin rule. */

@@ -1,5 +1,6 @@
 import { logLineText } from '../actors/log-ring.js';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
+import type { FastifyInstance } from 'fastify';
 import type { AppRegistry } from '../actors/registry.js';
 import { requireIdentity } from '../auth/guards.js';
 import type { AppService } from '../services/app-service.js';
@@ -21,20 +22,21 @@ const LAST_LOG_LINES = 20;
 /** `GET /v1/apps/{id}/versions` and `POST /v1/apps/{id}/rollback` (spec §4). */
 export function versionsRoutes(service: AppService, registry: AppRegistry) {
   const view = (app: AppRecord) => appView(app, registry.activity(app.id));
-  return async function routes(app: FastifyInstance): Promise<void> {
+  return async function routes(fastify: FastifyInstance): Promise<void> {
+    const app = fastify.withTypeProvider<JsonSchemaToTsProvider>();
     app.get('/v1/apps/:id/versions', { schema: { params: appIdParams } }, async (request) => ({
-      items: service.versions(requireIdentity(request), idOf(request)),
+      items: service.versions(requireIdentity(request), request.params.id),
     }));
 
     app.post(
       '/v1/apps/:id/rollback',
       { schema: { params: appIdParams, body: rollbackBody } },
       async (request, reply) => {
-        const { version } = request.body as { version: number };
+        const { version } = request.body;
         const clock = new StageClock();
         const { app: rolled, version: made } = await service.rollback(
           requireIdentity(request),
-          idOf(request),
+          request.params.id,
           version,
           clock,
         );
@@ -50,5 +52,3 @@ export function versionsRoutes(service: AppService, registry: AppRegistry) {
     );
   };
 }
-
-const idOf = (request: FastifyRequest): string => (request.params as { id: string }).id;

@@ -2,19 +2,17 @@ import { formatDuration, parseDurationNanos } from '../config/duration.js';
 import { AppError, badRequest } from '../errors.js';
 import { MAX_PASSWORD_LENGTH } from './share-password.js';
 
-/** The body of a share-link creation, from HTTP or an MCP tool (validated here for both). */
-export interface CreateShareInput {
-  password?: string;
-  /** Go duration (`300ms`, `1.5h`, `2h45m`); empty or absent: the link never expires. */
-  expires_in?: string;
-}
-
 export interface ParsedCreateInput {
   password?: string;
   expiresIn?: string;
   expiresInMs?: number;
 }
 
+/**
+ * The body of a share-link creation, `{password?, expires_in?}`, from HTTP or an MCP tool
+ * (validated here for both). `expires_in` is a Go duration (`300ms`, `1.5h`, `2h45m`); empty or
+ * absent, the link never expires.
+ */
 export function parseCreateInput(input: unknown): ParsedCreateInput {
   if (input === undefined || input === null) return {};
   if (typeof input !== 'object' || Array.isArray(input)) {

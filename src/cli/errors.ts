@@ -66,6 +66,8 @@ function hintFor(status: number, body: ApiErrorBody): string {
         ? 'list the links that work with slipway share ls <app>'
         : 'list your apps with slipway apps';
     case 'deploy_failed':
+      // Someone cancelled it while this call waited: nothing in the app to fix.
+      if (body.details?.reason === 'Cancelled') return 'deploy again when you want it live';
       return typeof app === 'string'
         ? `fix the app and deploy again; its logs: slipway logs ${app}`
         : 'fix the app and deploy again';

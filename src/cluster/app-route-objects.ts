@@ -24,6 +24,8 @@ export interface AppEndpoint {
   host: string;
   podIP: string;
   port: number;
+  /** The installation that writes the route (`slipway.dev/instance`): another one leaves it be. */
+  instance?: string;
 }
 
 /** The gateway.networking.k8s.io/v1 HTTPRoute fields Slipway writes. */
@@ -48,6 +50,7 @@ export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
 export const MANAGED_BY = 'slipway';
 export const APP_ID_LABEL = 'slipway.dev/app-id';
 export const ROUTE_ROLE_LABEL = 'slipway.dev/route';
+export const INSTANCE_LABEL = 'slipway.dev/instance';
 export const POD_IP_ANNOTATION = 'slipway.dev/pod-ip';
 export const HOST_ANNOTATION = 'slipway.dev/host';
 /** The port of every per-app Service; the EndpointSlice carries the pod's own port. */
@@ -117,7 +120,11 @@ function appMetadata(namespace: string, e: AppEndpoint) {
   return {
     name: appObjectName(e.appName),
     namespace,
-    labels: { [MANAGED_BY_LABEL]: MANAGED_BY, [APP_ID_LABEL]: e.appId },
+    labels: {
+      [MANAGED_BY_LABEL]: MANAGED_BY,
+      [APP_ID_LABEL]: e.appId,
+      ...(e.instance ? { [INSTANCE_LABEL]: e.instance } : {}),
+    },
     annotations: { [POD_IP_ANNOTATION]: e.podIP, [HOST_ANNOTATION]: e.host },
   };
 }

@@ -10,6 +10,7 @@ import {
 import {
   APP_ID_LABEL,
   HOST_ANNOTATION,
+  INSTANCE_LABEL,
   MANAGED_BY,
   MANAGED_BY_LABEL,
   POD_IP_ANNOTATION,
@@ -34,6 +35,11 @@ export interface AppRoutesOptions extends RouteOptions {
   fallback: { serviceName: string; port: number };
   /** Per API call. Default 10 s. */
   timeoutMs?: number;
+  /**
+   * This installation (`slipway.dev/instance`): its routes carry it, and only routes carrying it
+   * are listed or withdrawn, so two installations in one namespace never remove each other's.
+   */
+  instance?: string;
 }
 
 /** What `published()` finds for one app. */
@@ -71,8 +77,10 @@ export class AppRoutes {
   }
 
   /** Routes `host` to the pod: Service, then EndpointSlice, then the route (so it never points at nothing). */
-  async publish(e: AppEndpoint): Promise<void> {
-    assertValidEndpoint(e);
+  async publish(endpoint: AppEndpoint): Promise<void> {
+    assertValidEndpoint(endpoint);
+    const { instance } = this.opts;
+    const e = instance ? { ...endpoint, instance } : endpoint;
     const body = appService(this.namespace, e);
     const service = await this.core.patchNamespacedService(
       { ...this.target(body.metadata), body },
@@ -90,7 +98,7 @@ export class AppRoutes {
   /** Removes the app's route, EndpointSlice and Service; nothing there is fine. */
   async withdraw(appId: string): Promise<void> {
     assertValidAppId(appId);
-    const selector = `${MANAGED_BY_LABEL}=${MANAGED_BY},${APP_ID_LABEL}=${appId}`;
+    const selector = `${this.ours},${APP_ID_LABEL}=${appId}`;
     const [routes, slices, services] = await this.list(selector);
     const t = () => timeoutOptions(this.timeoutMs);
     const ns = this.namespace;
@@ -112,7 +120,7 @@ export class AppRoutes {
   /** Every app with any of its objects present, for the resync at start (half-written ones too). */
   async published(): Promise<Map<string, PublishedRoute>> {
     const found = new Map<string, PublishedRoute>();
-    for (const objects of await this.list(`${MANAGED_BY_LABEL}=${MANAGED_BY},${APP_ID_LABEL}`)) {
+    for (const objects of await this.list(`${this.ours},${APP_ID_LABEL}`)) {
       for (const { metadata } of objects) {
         const id = metadata?.labels?.[APP_ID_LABEL];
         if (!id || found.has(id)) continue;
@@ -128,6 +136,12 @@ export class AppRoutes {
   /** `ensureFallbackRoute` with this instance's route kind and fallback Service. */
   ensureFallback(appsDomain: string): Promise<void> {
     return this.applyRoute(fallbackRoute(this.namespace, appsDomain, this.opts));
+  }
+
+  /** The selector of this installation's objects. */
+  private get ours(): string {
+    const instance = this.opts.instance ? `,${INSTANCE_LABEL}=${this.opts.instance}` : '';
+    return `${MANAGED_BY_LABEL}=${MANAGED_BY}${instance}`;
   }
 
   private get timeoutMs(): number {

@@ -63,7 +63,12 @@ export function requiredAccess(needs: AccessNeeds): ResourceAccess[] {
     : [{ group: EXTENSIONS, resource: 'sandboxwarmpools', verbs: ['list', 'watch'] }];
   const list: ResourceAccess[] = [
     ...sandboxes,
-    { group: EXTENSIONS, resource: 'sandboxclaims', verbs: ['list', 'watch', 'create', 'delete'] },
+    // `patch`: what a claim's pod runs (app, version, egress), for the next start to adopt it.
+    {
+      group: EXTENSIONS,
+      resource: 'sandboxclaims',
+      verbs: ['list', 'watch', 'create', 'patch', 'delete'],
+    },
     {
       group: '',
       resource: 'secrets',

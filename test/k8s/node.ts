@@ -125,7 +125,10 @@ export async function startTestNode(opts: TestNodeOptions): Promise<TestNode> {
         execFileSync('ip', ['addr', 'add', `${ip}/32`, 'dev', 'lo'], { stdio: 'pipe' });
       } catch (err) {
         // Taken by another test process on this machine: the next one.
-        if (String((err as { stderr?: unknown }).stderr).includes('File exists')) continue;
+        // (iproute2 says "File exists" or, in newer versions, "Address already assigned").
+        if (/File exists|already assigned/.test(String((err as { stderr?: unknown }).stderr))) {
+          continue;
+        }
         throw new Error(
           `test node: cannot add pod address ${ip} to lo (root needed): ${String(err)}`,
         );

@@ -78,7 +78,7 @@ export async function openDeployParts(
       keepRoutes: config.server.restartContinuity,
     };
   }
-  const routes = await openRoutes(config, cluster);
+  const routes = await openRoutes(config, cluster, log);
   // Pods outlive this process with restartContinuity, and so do the routes to them.
   const keepRoutes = onCluster && config.server.restartContinuity;
   return { sourceStore, runtime, agentToken, ...(routes ? { routes, keepRoutes } : {}) };

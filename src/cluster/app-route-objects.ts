@@ -8,6 +8,7 @@ import type {
 } from '@kubernetes/client-node';
 import { APP_NAME, APP_NAME_MAX } from '../sources/app-name.js';
 import type { RouteKind } from './required-access.js';
+import type { PodEndpoint } from './sandbox-pods.js';
 
 /** How an app's host reaches a Service: a Gateway API HTTPRoute or an Ingress. */
 export interface RouteOptions {
@@ -144,6 +145,8 @@ export function appEndpointSlice(
   namespace: string,
   e: AppEndpoint,
   owner: V1OwnerReference,
+  /** The pod's conditions and reference (sandbox-pods.ts); unknown: ready. */
+  pod: PodEndpoint = { conditions: { ready: true } },
 ): V1EndpointSlice {
   const meta = appMetadata(namespace, e);
   return {
@@ -160,7 +163,7 @@ export function appEndpointSlice(
       ownerReferences: [owner],
     },
     addressType: isIP(e.podIP) === 6 ? 'IPv6' : 'IPv4',
-    endpoints: [{ addresses: [e.podIP], conditions: { ready: true } }],
+    endpoints: [{ addresses: [e.podIP], ...pod }],
     ports: [{ name: 'http', protocol: 'TCP', port: e.port }],
   };
 }

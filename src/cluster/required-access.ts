@@ -85,6 +85,10 @@ export function requiredAccess(needs: AccessNeeds): ResourceAccess[] {
       verbs: ['create', 'patch'],
     });
   }
+  if (needs.routeKind !== 'none') {
+    // Each app's EndpointSlice follows its sandbox pod's conditions (sandbox-pods.ts).
+    list.push({ group: '', resource: 'pods', verbs: ['list', 'watch'] });
+  }
   if (needs.routeKind === 'httproute') {
     list.push({ group: GATEWAY, resource: 'httproutes', verbs: APPLIED });
   } else if (needs.routeKind === 'ingress') {

@@ -119,6 +119,7 @@ export async function openRuntime(config: Config, deps: RuntimeDeps): Promise<Ru
 export async function openRoutes(
   config: Config,
   cluster: ClusterIdentity | undefined,
+  log: Log,
 ): Promise<RoutePublisher | undefined> {
   const { routes } = config.runtime.kubernetes;
   if (config.runtime.backend !== 'kubernetes' || routes.kind === 'none') return undefined;
@@ -130,12 +131,17 @@ export async function openRoutes(
     kind: routes.kind,
     gateway: routes.gateway,
     ...(cluster ? { instance: cluster.instance } : {}),
+    followPods: {
+      onDrop: (err: unknown) =>
+        log('info', 'sandbox pod watch dropped; resyncing', { error: String(err) }),
+    },
     ...(routes.ingressClassName ? { ingressClassName: routes.ingressClassName } : {}),
     fallback: {
       serviceName: routes.controlPlaneService.name,
       port: routes.controlPlaneService.port,
     },
   });
+  await appRoutes.start();
   return kubeRoutePublisher(appRoutes);
 }
 

@@ -865,6 +865,8 @@ const all = (group: string, resources: string[]) => ({
  */
 const INSTALLER_RULES = [
   all('', ['configmaps', 'secrets', 'services', 'serviceaccounts', 'persistentvolumeclaims']),
+  // Reads pods, as a namespace admin does: the Role grants Slipway pods list, watch.
+  { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] },
   all('apps', ['deployments']),
   // Not '*': that would include escalate and bind, which skip RBAC's escalation check.
   {

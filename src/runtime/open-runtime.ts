@@ -48,6 +48,7 @@ export async function openRuntime(config: Config, deps: RuntimeDeps): Promise<Ru
           : { managedBy: 'slipway' },
       access: new KubeAccessCheck(kubeConfig, config.kubernetes.namespace, {
         sandboxObjects: objects.managedBy,
+        ...(objects.managedBy === 'chart' ? { enrollSecret: objects.enrollSecret } : {}),
         routeKind: runtime.kubernetes.routes.kind,
         configMapStore: config.store.backend === 'configmap',
         networkPolicy: runtime.kubernetes.networkPolicy.enabled,

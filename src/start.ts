@@ -17,8 +17,10 @@ import { chooseDataPath, type DataPath } from './front/data-path.js';
 import { haproxyPaths } from './front/haproxy/haproxy-config.js';
 import { HaproxyRoutes } from './front/haproxy/haproxy-routes.js';
 import { listenForVisitors, type Visitors } from './front/listen.js';
+import { clusterIdentity } from './cluster/cluster-identity.js';
 import { lockDataDir } from './persistence/data-dir-lock.js';
 import { openStore } from './persistence/open-store.js';
+import type { Store } from './persistence/store.js';
 import { openRoutes, openRuntime } from './runtime/open-runtime.js';
 import { createDeployServices, type DeployParts } from './services/compose.js';
 import { openSourceStore } from './sources/open-source-store.js';
@@ -57,10 +59,15 @@ export async function openDeployParts(
   config: Config,
   log: Log,
   dataPath: DataPath = { kind: 'node', why: 'not asked for' },
+  store?: Pick<Store, 'getMeta' | 'setMeta'>,
 ): Promise<DeployParts> {
   const sourceStore = await openSourceStore(config);
   const agentToken = randomBytes(32).toString('base64url');
-  const runtime = await openRuntime(config, { sourceStore, agentToken, log });
+  const onCluster = config.runtime.backend === 'kubernetes';
+  if (onCluster && !store) throw new TypeError('the kubernetes runtime needs the store');
+  const cluster =
+    onCluster && store ? clusterIdentity(config.runtime.kubernetes.instance, store) : undefined;
+  const runtime = await openRuntime(config, { sourceStore, agentToken, log, cluster });
   if (dataPath.kind === 'native') {
     const paths = haproxyPaths(join(config.server.dataDir, 'front'));
     const routes = new HaproxyRoutes(paths, config.server.nativeSlots, log);
@@ -73,8 +80,10 @@ export async function openDeployParts(
       keepRoutes: config.server.restartContinuity,
     };
   }
-  const routes = await openRoutes(config);
-  return { sourceStore, runtime, agentToken, ...(routes ? { routes } : {}) };
+  const routes = await openRoutes(config, cluster, log);
+  // Pods outlive this process with restartContinuity, and so do the routes to them.
+  const keepRoutes = onCluster && config.server.restartContinuity;
+  return { sourceStore, runtime, agentToken, ...(routes ? { routes, keepRoutes } : {}) };
 }
 
 /**
@@ -130,7 +139,7 @@ export async function startSlipway(config: Config, options: StartOptions = {}): 
   let bootstrap: BootstrapResult;
   let visitors: Visitors | undefined;
   try {
-    const parts = await openDeployParts(config, serviceLog(logger), dataPath);
+    const parts = await openDeployParts(config, serviceLog(logger), dataPath, store);
     app = await composeServer({ config, store, parts, tls, logger, drain });
     if (cancelled()) throw new StartCancelled();
     // A transient server has no operator to hand a new key to: it makes no user.

@@ -174,16 +174,18 @@ export class KubeAccessCheck {
 
   /** One answer per verb: allowed (undefined), denied, or why it could not be checked. */
   private async rbac(): Promise<(Denied | string | undefined)[]> {
-    const asks = requiredAccess(this.opts).flatMap((r) => r.verbs.map((verb) => ({ ...r, verb })));
-    return mapBounded(asks, 8, async ({ group, resource, verb }) => {
-      const what = group ? `${resource}.${group}` : resource;
+    // A rule limited to names is asked about each name: a grant on other names does not count.
+    const asks = requiredAccess(this.opts).flatMap((r) =>
+      r.verbs.flatMap((verb) =>
+        (r.resourceNames ?? [undefined]).map((name) => ({ ...r, verb, name })),
+      ),
+    );
+    return mapBounded(asks, 8, async ({ group, resource, verb, name }) => {
+      const what = `${group ? `${resource}.${group}` : resource}${name ? `/${name}` : ''}`;
+      const attributes = { namespace: this.namespace, group, resource, verb, name };
       try {
         const review = await this.authz.createSelfSubjectAccessReview(
-          {
-            body: {
-              spec: { resourceAttributes: { namespace: this.namespace, group, resource, verb } },
-            },
-          },
+          { body: { spec: { resourceAttributes: attributes } } },
           timeoutOptions(this.timeoutMs),
         );
         return review.status?.allowed ? undefined : { verb, what };

@@ -8,6 +8,7 @@ import type {
 } from '@kubernetes/client-node';
 import { APP_NAME, APP_NAME_MAX } from '../sources/app-name.js';
 import type { RouteKind } from './required-access.js';
+import type { PodEndpoint } from './sandbox-pods.js';
 
 /** How an app's host reaches a Service: a Gateway API HTTPRoute or an Ingress. */
 export interface RouteOptions {
@@ -24,6 +25,8 @@ export interface AppEndpoint {
   host: string;
   podIP: string;
   port: number;
+  /** The installation that writes the route (`slipway.dev/instance`): another one leaves it be. */
+  instance?: string;
 }
 
 /** The gateway.networking.k8s.io/v1 HTTPRoute fields Slipway writes. */
@@ -48,6 +51,7 @@ export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
 export const MANAGED_BY = 'slipway';
 export const APP_ID_LABEL = 'slipway.dev/app-id';
 export const ROUTE_ROLE_LABEL = 'slipway.dev/route';
+export const INSTANCE_LABEL = 'slipway.dev/instance';
 export const POD_IP_ANNOTATION = 'slipway.dev/pod-ip';
 export const HOST_ANNOTATION = 'slipway.dev/host';
 /** The port of every per-app Service; the EndpointSlice carries the pod's own port. */
@@ -117,7 +121,11 @@ function appMetadata(namespace: string, e: AppEndpoint) {
   return {
     name: appObjectName(e.appName),
     namespace,
-    labels: { [MANAGED_BY_LABEL]: MANAGED_BY, [APP_ID_LABEL]: e.appId },
+    labels: {
+      [MANAGED_BY_LABEL]: MANAGED_BY,
+      [APP_ID_LABEL]: e.appId,
+      ...(e.instance ? { [INSTANCE_LABEL]: e.instance } : {}),
+    },
     annotations: { [POD_IP_ANNOTATION]: e.podIP, [HOST_ANNOTATION]: e.host },
   };
 }
@@ -137,6 +145,8 @@ export function appEndpointSlice(
   namespace: string,
   e: AppEndpoint,
   owner: V1OwnerReference,
+  /** The pod's conditions and reference (sandbox-pods.ts); unknown: ready. */
+  pod: PodEndpoint = { conditions: { ready: true } },
 ): V1EndpointSlice {
   const meta = appMetadata(namespace, e);
   return {
@@ -153,7 +163,7 @@ export function appEndpointSlice(
       ownerReferences: [owner],
     },
     addressType: isIP(e.podIP) === 6 ? 'IPv6' : 'IPv4',
-    endpoints: [{ addresses: [e.podIP], conditions: { ready: true } }],
+    endpoints: [{ addresses: [e.podIP], ...pod }],
     ports: [{ name: 'http', protocol: 'TCP', port: e.port }],
   };
 }

@@ -4,12 +4,14 @@ import {
   DiscoveryV1Api,
   NetworkingV1Api,
   type KubeConfig,
+  type V1Endpoint,
   type V1ObjectMeta,
   type V1OwnerReference,
 } from '@kubernetes/client-node';
 import {
   APP_ID_LABEL,
   HOST_ANNOTATION,
+  INSTANCE_LABEL,
   MANAGED_BY,
   MANAGED_BY_LABEL,
   POD_IP_ANNOTATION,
@@ -26,6 +28,7 @@ import {
   type RouteOptions,
 } from './app-route-objects.js';
 import { FIELD_MANAGER, applyOptions, statusOf, timeoutOptions } from './request-options.js';
+import { SandboxPods, endpointOf } from './sandbox-pods.js';
 
 export type { AppEndpoint, RouteOptions } from './app-route-objects.js';
 
@@ -34,6 +37,16 @@ export interface AppRoutesOptions extends RouteOptions {
   fallback: { serviceName: string; port: number };
   /** Per API call. Default 10 s. */
   timeoutMs?: number;
+  /**
+   * This installation (`slipway.dev/instance`): its routes carry it, and only routes carrying it
+   * are listed or withdrawn, so two installations in one namespace never remove each other's.
+   */
+  instance?: string;
+  /**
+   * Watch the namespace's sandbox pods: each app's EndpointSlice then names its pod (targetRef)
+   * and follows its conditions (ready, serving, terminating) as they change.
+   */
+  followPods?: { onDrop(err: unknown): void };
 }
 
 /** What `published()` finds for one app. */
@@ -55,6 +68,9 @@ export class AppRoutes {
   private readonly discovery: DiscoveryV1Api;
   private readonly networking: NetworkingV1Api;
   private readonly custom: CustomObjectsApi;
+  private readonly pods: SandboxPods | undefined;
+  /** Pod changes are written one after the other, each from the pod's state then. */
+  private podWrites: Promise<void> = Promise.resolve();
 
   constructor(
     kc: KubeConfig,
@@ -68,18 +84,33 @@ export class AppRoutes {
     this.discovery = kc.makeApiClient(DiscoveryV1Api);
     this.networking = kc.makeApiClient(NetworkingV1Api);
     this.custom = kc.makeApiClient(CustomObjectsApi);
+    if (opts.followPods) {
+      const { onDrop } = opts.followPods;
+      this.pods = new SandboxPods(kc, namespace, (ip) => this.podChanged(ip), onDrop);
+    }
+  }
+
+  /** Starts following the sandbox pods (followPods). */
+  async start(): Promise<void> {
+    await this.pods?.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.pods?.stop();
   }
 
   /** Routes `host` to the pod: Service, then EndpointSlice, then the route (so it never points at nothing). */
-  async publish(e: AppEndpoint): Promise<void> {
-    assertValidEndpoint(e);
+  async publish(endpoint: AppEndpoint): Promise<void> {
+    assertValidEndpoint(endpoint);
+    const { instance } = this.opts;
+    const e = instance ? { ...endpoint, instance } : endpoint;
     const body = appService(this.namespace, e);
     const service = await this.core.patchNamespacedService(
       { ...this.target(body.metadata), body },
       applyOptions(this.timeoutMs),
     );
     const owner = ownerRef(service.metadata, 'v1', 'Service');
-    const slice = appEndpointSlice(this.namespace, e, owner);
+    const slice = appEndpointSlice(this.namespace, e, owner, endpointOf(this.pods?.get(e.podIP)));
     await this.discovery.patchNamespacedEndpointSlice(
       { ...this.target(slice.metadata), body: slice },
       applyOptions(this.timeoutMs),
@@ -90,7 +121,7 @@ export class AppRoutes {
   /** Removes the app's route, EndpointSlice and Service; nothing there is fine. */
   async withdraw(appId: string): Promise<void> {
     assertValidAppId(appId);
-    const selector = `${MANAGED_BY_LABEL}=${MANAGED_BY},${APP_ID_LABEL}=${appId}`;
+    const selector = `${this.ours},${APP_ID_LABEL}=${appId}`;
     const [routes, slices, services] = await this.list(selector);
     const t = () => timeoutOptions(this.timeoutMs);
     const ns = this.namespace;
@@ -112,7 +143,7 @@ export class AppRoutes {
   /** Every app with any of its objects present, for the resync at start (half-written ones too). */
   async published(): Promise<Map<string, PublishedRoute>> {
     const found = new Map<string, PublishedRoute>();
-    for (const objects of await this.list(`${MANAGED_BY_LABEL}=${MANAGED_BY},${APP_ID_LABEL}`)) {
+    for (const objects of await this.list(`${this.ours},${APP_ID_LABEL}`)) {
       for (const { metadata } of objects) {
         const id = metadata?.labels?.[APP_ID_LABEL];
         if (!id || found.has(id)) continue;
@@ -125,9 +156,49 @@ export class AppRoutes {
     return found;
   }
 
+  /** The pod at `ip` changed: every EndpointSlice of ours naming it is brought up to date. */
+  private podChanged(ip: string): void {
+    this.podWrites = this.podWrites.then(() =>
+      this.followPod(ip).catch((err: unknown) => this.opts.followPods?.onDrop(err)),
+    );
+  }
+
+  private async followPod(ip: string): Promise<void> {
+    const t = timeoutOptions(this.timeoutMs);
+    const q = { namespace: this.namespace, labelSelector: `${this.ours},${APP_ID_LABEL}` };
+    const slices = (await this.discovery.listNamespacedEndpointSlice(q, t)).items;
+    const want = endpointOf(this.pods?.get(ip));
+    for (const slice of slices) {
+      const now = slice.endpoints[0];
+      if (slice.metadata?.annotations?.[POD_IP_ANNOTATION] !== ip || !now) continue;
+      if (sameEndpoint(now, want)) continue;
+      const { name, labels, annotations, ownerReferences } = slice.metadata;
+      const body = {
+        apiVersion: 'discovery.k8s.io/v1',
+        kind: 'EndpointSlice',
+        metadata: { name, namespace: this.namespace, labels, annotations, ownerReferences },
+        addressType: slice.addressType,
+        endpoints: [{ addresses: [ip], ...want }],
+        ports: slice.ports,
+      };
+      await ignore404(
+        this.discovery.patchNamespacedEndpointSlice(
+          { ...this.target(slice.metadata), body },
+          applyOptions(this.timeoutMs),
+        ),
+      );
+    }
+  }
+
   /** `ensureFallbackRoute` with this instance's route kind and fallback Service. */
   ensureFallback(appsDomain: string): Promise<void> {
     return this.applyRoute(fallbackRoute(this.namespace, appsDomain, this.opts));
+  }
+
+  /** The selector of this installation's objects. */
+  private get ours(): string {
+    const instance = this.opts.instance ? `,${INSTANCE_LABEL}=${this.opts.instance}` : '';
+    return `${MANAGED_BY_LABEL}=${MANAGED_BY}${instance}`;
   }
 
   private get timeoutMs(): number {
@@ -220,6 +291,16 @@ function ownerRef(
   kind: string,
 ): V1OwnerReference {
   return { apiVersion, kind, name: meta?.name ?? '', uid: meta?.uid ?? '' };
+}
+
+function sameEndpoint(now: V1Endpoint, want: ReturnType<typeof endpointOf>): boolean {
+  const c = now.conditions ?? {};
+  return (
+    c.ready === want.conditions.ready &&
+    c.serving === want.conditions.serving &&
+    c.terminating === want.conditions.terminating &&
+    now.targetRef?.uid === want.targetRef?.uid
+  );
 }
 
 async function ignore404(call: Promise<unknown>): Promise<void> {

@@ -20,6 +20,8 @@ export interface AccessNeeds {
    * them and Slipway only reads the pools and the Secret.
    */
   sandboxObjects?: 'slipway' | 'chart';
+  /** The enroll Secret, the one Secret Slipway reads (default `slipway-sandbox-enroll`). */
+  enrollSecret?: string;
 }
 
 /** One resource Slipway uses in its namespace and the verbs it calls on it. */
@@ -29,6 +31,12 @@ export interface ResourceAccess {
   /** Plural resource name, as RBAC rules name it. */
   resource: string;
   verbs: readonly Verb[];
+  /**
+   * Only these objects (RBAC `resourceNames`). `create` cannot be limited so (the name is not in
+   * the request's URL) and neither can names made at run time (the configmap store's records):
+   * those rules hold no names.
+   */
+  resourceNames?: readonly string[];
 }
 
 /** A custom resource that must be served, at the version Slipway talks. */
@@ -39,6 +47,7 @@ export interface CrdNeed {
 }
 
 const EXTENSIONS = 'extensions.agents.x-k8s.io';
+const ENROLL_SECRET = 'slipway-sandbox-enroll';
 const GATEWAY = 'gateway.networking.k8s.io';
 /** Server-side apply: a patch, which creates the object when it is missing. */
 const APPLIED: readonly Verb[] = ['list', 'create', 'patch', 'delete'];
@@ -63,11 +72,19 @@ export function requiredAccess(needs: AccessNeeds): ResourceAccess[] {
     : [{ group: EXTENSIONS, resource: 'sandboxwarmpools', verbs: ['list', 'watch'] }];
   const list: ResourceAccess[] = [
     ...sandboxes,
-    { group: EXTENSIONS, resource: 'sandboxclaims', verbs: ['list', 'watch', 'create', 'delete'] },
+    // `patch`: what a claim's pod runs (app, version, egress), for the next start to adopt it.
+    {
+      group: EXTENSIONS,
+      resource: 'sandboxclaims',
+      verbs: ['list', 'watch', 'create', 'patch', 'delete'],
+    },
+    // The enroll Secret only: never the API key, S3 credentials or TLS key beside it.
+    ...(ownsSandboxes ? [{ group: '', resource: 'secrets', verbs: ['create'] } as const] : []),
     {
       group: '',
       resource: 'secrets',
-      verbs: ownsSandboxes ? ['get', 'create', 'update'] : ['get'],
+      verbs: ownsSandboxes ? ['get', 'update'] : ['get'],
+      resourceNames: [needs.enrollSecret ?? ENROLL_SECRET],
     },
     // `get`: the egress Service's ClusterIP, which Slipway writes into its pods' env.
     { group: '', resource: 'services', verbs: ownsSandboxes ? ['get', ...APPLIED] : APPLIED },
@@ -79,6 +96,10 @@ export function requiredAccess(needs: AccessNeeds): ResourceAccess[] {
       resource: 'networkpolicies',
       verbs: ['create', 'patch'],
     });
+  }
+  if (needs.routeKind !== 'none') {
+    // Each app's EndpointSlice follows its sandbox pod's conditions (sandbox-pods.ts).
+    list.push({ group: '', resource: 'pods', verbs: ['list', 'watch'] });
   }
   if (needs.routeKind === 'httproute') {
     list.push({ group: GATEWAY, resource: 'httproutes', verbs: APPLIED });

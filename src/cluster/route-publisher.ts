@@ -17,5 +17,6 @@ export function kubeRoutePublisher(routes: AppRoutes): RoutePublisher {
       return found;
     },
     ensureFallback: (appsDomain) => routes.ensureFallback(appsDomain),
+    stop: () => void routes.stop(),
   };
 }

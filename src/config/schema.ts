@@ -296,6 +296,23 @@ export const configSchema = z.strictObject({
           /** How long a claim may take to bind to a Ready sandbox before the attempt fails. */
           claimTimeout: duration.default('30s'),
           /**
+           * This installation's name on the cluster objects it writes (the `slipway.dev/instance`
+           * label): a start adopts and deletes only claims and routes carrying it. The chart sets
+           * the release name; unset, an id kept in the store (the same across restarts).
+           */
+          instance: z
+            .string()
+            .regex(
+              /^[a-z0-9]([a-z0-9.-]{0,61}[a-z0-9])?$/,
+              'must be a label value: lower-case letters, digits, "." and "-", at most 63 characters',
+            )
+            .optional(),
+          /**
+           * How long a claim of this instance that no stored app runs is left alone after a start
+           * (a deploy of another process may be on its way with it) before it is deleted.
+           */
+          orphanGrace: duration.default('60s'),
+          /**
            * The control plane's egress port for sandbox pods (the NetworkPolicy lets them reach
            * nothing else), and how pods dial it: `address` (`ip` or `ip:port`), else the ClusterIP
            * of `service`.

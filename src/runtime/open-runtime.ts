@@ -1,5 +1,6 @@
 import { ConfigError } from '../config/load.js';
 import { durationMs, type Config } from '../config/schema.js';
+import type { ClusterIdentity } from '../cluster/cluster-identity.js';
 import { kubeRoutePublisher } from '../cluster/route-publisher.js';
 import type { RoutePublisher } from '../services/direct-routes.js';
 import type { SourceStore } from '../sources/source-store.js';
@@ -11,6 +12,8 @@ export interface RuntimeDeps {
   sourceStore: SourceStore;
   /** The local agents' shared token (spec §4 /internal/sources); never logged. */
   agentToken: string;
+  /** The kubernetes runtime's instance label and pod tokens (from the store). */
+  cluster?: ClusterIdentity;
   log: Log;
 }
 
@@ -21,7 +24,8 @@ export interface RuntimeDeps {
 export async function openRuntime(config: Config, deps: RuntimeDeps): Promise<Runtime> {
   const { runtime } = config;
   if (runtime.backend === 'kubernetes') {
-    const { sourceStore } = deps;
+    const { sourceStore, cluster } = deps;
+    if (!cluster) throw new TypeError('the kubernetes runtime needs its cluster identity');
     const presign = sourceStore.presignGet?.bind(sourceStore);
     if (!presign) {
       throw new ConfigError(
@@ -44,11 +48,15 @@ export async function openRuntime(config: Config, deps: RuntimeDeps): Promise<Ru
           : { managedBy: 'slipway' },
       access: new KubeAccessCheck(kubeConfig, config.kubernetes.namespace, {
         sandboxObjects: objects.managedBy,
+        ...(objects.managedBy === 'chart' ? { enrollSecret: objects.enrollSecret } : {}),
         routeKind: runtime.kubernetes.routes.kind,
         configMapStore: config.store.backend === 'configmap',
         networkPolicy: runtime.kubernetes.networkPolicy.enabled,
       }),
       namespace: config.kubernetes.namespace,
+      identity: cluster,
+      keepRunning: config.server.restartContinuity,
+      orphanGraceMs: durationMs(runtime.kubernetes.orphanGrace),
       // A chart may render pools for some templates only: those are the ones served.
       templates:
         objects.managedBy === 'chart' && objects.pools
@@ -109,7 +117,11 @@ export async function openRuntime(config: Config, deps: RuntimeDeps): Promise<Ru
 }
 
 /** The data path's route writer the config names: kubernetes with routes, else none. */
-export async function openRoutes(config: Config): Promise<RoutePublisher | undefined> {
+export async function openRoutes(
+  config: Config,
+  cluster: ClusterIdentity | undefined,
+  log: Log,
+): Promise<RoutePublisher | undefined> {
   const { routes } = config.runtime.kubernetes;
   if (config.runtime.backend !== 'kubernetes' || routes.kind === 'none') return undefined;
   const [{ loadKubeConfig }, { AppRoutes }] = await Promise.all([
@@ -119,12 +131,18 @@ export async function openRoutes(config: Config): Promise<RoutePublisher | undef
   const appRoutes = new AppRoutes(loadKubeConfig(config), config.kubernetes.namespace, {
     kind: routes.kind,
     gateway: routes.gateway,
+    ...(cluster ? { instance: cluster.instance } : {}),
+    followPods: {
+      onDrop: (err: unknown) =>
+        log('info', 'sandbox pod watch dropped; resyncing', { error: String(err) }),
+    },
     ...(routes.ingressClassName ? { ingressClassName: routes.ingressClassName } : {}),
     fallback: {
       serviceName: routes.controlPlaneService.name,
       port: routes.controlPlaneService.port,
     },
   });
+  await appRoutes.start();
   return kubeRoutePublisher(appRoutes);
 }
 

@@ -69,17 +69,23 @@ const sortedKeys = (v: unknown): unknown =>
         )
       : v;
 
-const asTriples = (
-  rules: ResourceAccess[] | { apiGroups: string[]; resources: string[]; verbs: string[] }[],
-) =>
+type RoleRule = {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+  resourceNames?: string[];
+};
+/** `group/resource:verb`, and `@name` per object a rule is limited to. */
+const asTriples = (rules: ResourceAccess[] | RoleRule[]) =>
   rules
-    .flatMap((r) =>
-      'group' in r
-        ? r.verbs.map((v) => `${r.group}/${r.resource}:${v}`)
-        : r.apiGroups.flatMap((g) =>
-            r.resources.flatMap((res) => r.verbs.map((v) => `${g}/${res}:${v}`)),
-          ),
-    )
+    .flatMap((r) => {
+      const names = (r.resourceNames ?? ['']).map((n) => (n ? `@${n}` : ''));
+      return ('group' in r ? [r.group] : r.apiGroups).flatMap((g) =>
+        ('group' in r ? [r.resource] : r.resources).flatMap((res) =>
+          r.verbs.flatMap((v) => names.map((n) => `${g}/${res}:${v}${n}`)),
+        ),
+      );
+    })
     .sort();
 
 // First, before the ServiceMonitor CRD is installed below.
@@ -349,14 +355,13 @@ describe('rendering: helm lint, helm template, kubeconform', () => {
       const { objects } = await render(home, args);
       const cm = find(objects, 'ConfigMap') as K8sObject & { data: Record<string, string> };
       const config = parseConfig(parseYaml(cm.data['config.yaml'] as string));
-      const role = find(objects, 'Role') as K8sObject & {
-        rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[];
-      };
+      const role = find(objects, 'Role') as K8sObject & { rules: RoleRule[] };
       const needs = {
         routeKind: config.runtime.kubernetes.routes.kind,
         configMapStore: config.store.backend === 'configmap',
         networkPolicy: config.runtime.kubernetes.networkPolicy.enabled,
         sandboxObjects: config.runtime.kubernetes.sandboxObjects.managedBy,
+        enrollSecret: config.runtime.kubernetes.sandboxObjects.enrollSecret,
       };
       expect(needs.sandboxObjects, name).toBe('chart');
       expect(asTriples(role.rules), name).toEqual(asTriples(requiredAccess(needs)));
@@ -542,7 +547,7 @@ describe('install, upgrade and uninstall in the test cluster', () => {
     );
     return cluster.api.as(res.status.token);
   };
-  type Ask = { verb: string; group: string; resource: string; namespace?: string };
+  type Ask = { verb: string; group: string; resource: string; namespace?: string; name?: string };
   const allowed = async (api: Cluster['api'], ask: Ask) => {
     const review = await api.must<{ status: { allowed: boolean } }>(
       'POST',
@@ -556,6 +561,7 @@ describe('install, upgrade and uninstall in the test cluster', () => {
             verb: ask.verb,
             group: ask.group,
             resource: ask.resource,
+            ...(ask.name ? { name: ask.name } : {}),
           },
         },
       },
@@ -700,10 +706,12 @@ describe('install, upgrade and uninstall in the test cluster', () => {
     } as const;
     for (const r of requiredAccess(needs)) {
       for (const verb of r.verbs) {
-        expect(
-          await allowed(api, { verb, group: r.group, resource: r.resource }),
-          `${verb} ${r.resource}`,
-        ).toBe(true);
+        for (const name of r.resourceNames ?? [undefined]) {
+          expect(
+            await allowed(api, { verb, group: r.group, resource: r.resource, name }),
+            `${verb} ${r.resource} ${name ?? ''}`,
+          ).toBe(true);
+        }
       }
     }
     const denied: Ask[] = [
@@ -711,6 +719,9 @@ describe('install, upgrade and uninstall in the test cluster', () => {
       { verb: 'create', group: '', resource: 'pods' },
       { verb: 'get', group: '', resource: 'secrets', namespace: 'kube-system' },
       { verb: 'list', group: '', resource: 'secrets' },
+      // The enroll Secret only: not the API key (nor S3 credentials or a TLS key) beside it.
+      { verb: 'get', group: '', resource: 'secrets', name: 'slipway-api-key' },
+      { verb: 'get', group: '', resource: 'secrets' },
       {
         verb: 'create',
         group: 'rbac.authorization.k8s.io',
@@ -748,7 +759,14 @@ describe('install, upgrade and uninstall in the test cluster', () => {
       (await api.get(`/apis/extensions.agents.x-k8s.io/v1beta1/namespaces/${NS}/sandboxwarmpools`))
         .status,
     ).toBe(200);
-    expect((await api.get(`/api/v1/namespaces/${NS}/pods`)).status).toBe(403);
+    // Pods are read (EndpointSlices follow them), never written.
+    expect((await api.get(`/api/v1/namespaces/${NS}/pods`)).status).toBe(200);
+    expect((await api.request('DELETE', `/api/v1/namespaces/${NS}/pods/any`)).status).toBe(403);
+    // The enroll Secret, and no other: not the API key beside it, not a list of them all.
+    const secrets = `/api/v1/namespaces/${NS}/secrets`;
+    expect((await api.get(`${secrets}/slipway-sandbox-enroll`)).status).toBe(200);
+    expect((await api.get(`${secrets}/slipway-api-key`)).status).toBe(403);
+    expect((await api.get(secrets)).status).toBe(403);
   });
 
   it('upgrades with changed values: the ConfigMap changes, the Deployment rolls, the Role follows the store, a new image gets new pools', async () => {
@@ -865,6 +883,8 @@ const all = (group: string, resources: string[]) => ({
  */
 const INSTALLER_RULES = [
   all('', ['configmaps', 'secrets', 'services', 'serviceaccounts', 'persistentvolumeclaims']),
+  // Reads pods, as a namespace admin does: the Role grants Slipway pods list, watch.
+  { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] },
   all('apps', ['deployments']),
   // Not '*': that would include escalate and bind, which skip RBAC's escalation check.
   {

@@ -124,6 +124,7 @@ describe('KubeAccessCheck', () => {
       .map((r) => ({
         apiGroups: [r.group],
         resources: [r.resource],
+        ...(r.resourceNames ? { resourceNames: [...r.resourceNames] } : {}),
         verbs: r.verbs.filter(
           (v) =>
             !(r.resource === 'sandboxclaims' && (v === 'create' || v === 'delete')) &&
@@ -138,7 +139,7 @@ describe('KubeAccessCheck', () => {
       [
         'RBAC: cannot create sandboxclaims.extensions.agents.x-k8s.io in namespace slipway',
         'RBAC: cannot delete sandboxclaims.extensions.agents.x-k8s.io in namespace slipway',
-        'RBAC: cannot update secrets in namespace slipway',
+        'RBAC: cannot update secrets/slipway-sandbox-enroll in namespace slipway',
         'RBAC: cannot create networkpolicies.networking.k8s.io in namespace slipway',
         'RBAC: cannot patch networkpolicies.networking.k8s.io in namespace slipway',
       ].sort(),
@@ -146,7 +147,9 @@ describe('KubeAccessCheck', () => {
     expect(status.detail).toContain(
       'RBAC: cannot create, delete sandboxclaims.extensions.agents.x-k8s.io in namespace slipway',
     );
-    expect(status.detail).toContain('RBAC: cannot update secrets in namespace slipway');
+    expect(status.detail).toContain(
+      'RBAC: cannot update secrets/slipway-sandbox-enroll in namespace slipway',
+    );
     // The same account with the ingress route kind also lacks every ingresses verb it uses.
     const ingress = new KubeAccessCheck(
       kubeconfigFor('narrow-ingress', cluster.server, token),

@@ -13,7 +13,9 @@
 //     (value with `$(VAR)` expansion, secretKeyRef, configMapKeyRef, fieldRef), the namespace's
 //     service links (`<NAME>_SERVICE_HOST/_PORT`, unless enableServiceLinks is false) and POD_IP;
 //   - runs the container's readinessProbe if it has an httpGet one (against the pod's IP), then writes
-//     the pod status: phase Running, podIP(s), conditions Ready/ContainersReady=True;
+//     the pod status: phase Running, podIP(s), conditions Ready/ContainersReady=True; and keeps
+//     probing every periodSeconds, turning Ready False after failureThreshold failures in a row
+//     and True again on the next success;
 //   - when the process exits: restarts it (restartPolicy Always / OnFailure) or ends the pod
 //     (Succeeded / Failed), as a kubelet would, without backoff beyond one second;
 //   - when a pod is being deleted: kills its process (SIGTERM, then SIGKILL after the pod's grace
@@ -46,7 +48,11 @@ type ContainerLite = {
   name: string;
   env?: EnvVarLite[];
   ports?: { containerPort: number; name?: string }[];
-  readinessProbe?: { httpGet?: { path?: string; port: number | string } };
+  readinessProbe?: {
+    httpGet?: { path?: string; port: number | string };
+    periodSeconds?: number;
+    failureThreshold?: number;
+  };
 };
 
 export type Pod = K8sObject & { spec?: PodSpecLite };
@@ -125,7 +131,10 @@ export async function startTestNode(opts: TestNodeOptions): Promise<TestNode> {
         execFileSync('ip', ['addr', 'add', `${ip}/32`, 'dev', 'lo'], { stdio: 'pipe' });
       } catch (err) {
         // Taken by another test process on this machine: the next one.
-        if (String((err as { stderr?: unknown }).stderr).includes('File exists')) continue;
+        // (iproute2 says "File exists" or, in newer versions, "Address already assigned").
+        if (/File exists|already assigned/.test(String((err as { stderr?: unknown }).stderr))) {
+          continue;
+        }
         throw new Error(
           `test node: cannot add pod address ${ip} to lo (root needed): ${String(err)}`,
         );
@@ -339,8 +348,38 @@ export async function startTestNode(opts: TestNodeOptions): Promise<TestNode> {
         await sleep(50);
       }
       if (r.stopping || stopped || child.exitCode !== null) return;
+      await writeStatus(r, true);
+      void keepProbing(r, child, () => probe(r.ip, port, hg.path ?? '/'));
+      return;
     }
     await writeStatus(r, true);
+  }
+
+  /**
+   * As a kubelet does after the first Ready: the probe every periodSeconds (default 10),
+   * failureThreshold (default 3) failures in a row → not Ready, one success → Ready again.
+   */
+  async function keepProbing(r: Running, child: ChildProcess, check: () => Promise<boolean>) {
+    const spec = r.pod.spec?.containers?.[0]?.readinessProbe;
+    const periodMs = (spec?.periodSeconds ?? 10) * 1000;
+    const threshold = spec?.failureThreshold ?? 3;
+    let ready = true;
+    let failures = 0;
+    const live = () => !r.stopping && !stopped && r.child === child && child.exitCode === null;
+    while (live()) {
+      const tick = sleep(periodMs);
+      const ok = await check();
+      if (!live()) return;
+      failures = ok ? 0 : failures + 1;
+      const next: boolean = ok || (ready && failures < threshold);
+      if (next !== ready) {
+        ready = next;
+        await writeStatus(r, ready).catch((err: unknown) =>
+          process.stderr.write(`[test-node] ${key(r.pod)}: ${String(err)}\n`),
+        );
+      }
+      await tick;
+    }
   }
 
   async function start(r: Running) {

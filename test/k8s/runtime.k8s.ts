@@ -5,6 +5,7 @@ import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KubeAccessCheck } from '../../src/cluster/access-check.js';
+import { clusterIdentity } from '../../src/cluster/cluster-identity.js';
 import {
   createKubernetesRuntime,
   type KubernetesRuntimeOptions,
@@ -84,6 +85,11 @@ describe('kubernetes runtime (real API server, agent-sandbox controller, test no
     // Through a relay the tests can cut: the runtime's watches must come back after it.
     relay = await startRelay(cluster);
     const kc = kubeConfigFor(cluster, { server: relay.server });
+    const kept = new Map<string, string>();
+    const meta = {
+      getMeta: (k: string) => kept.get(k),
+      setMeta: (k: string, v: string) => void kept.set(k, v),
+    };
     options = {
       kubeConfig: kc,
       sandboxObjects: { managedBy: 'slipway' },
@@ -93,6 +99,9 @@ describe('kubernetes runtime (real API server, agent-sandbox controller, test no
         networkPolicy: true,
       }),
       namespace: NS,
+      identity: clusterIdentity('runtime-suite', meta),
+      keepRunning: false,
+      orphanGraceMs: 60_000,
       templates: ['static', 'node', 'python'],
       poolSize: 1,
       claimTimeoutMs: 10_000,

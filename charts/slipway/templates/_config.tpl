@@ -45,6 +45,7 @@ Secrets never go in here: the API key and the S3 credentials reach the pod as en
     "kubernetes" (dict
       "image" $v.sandboxes.image
       "claimTimeout" $v.sandboxes.claimTimeout
+      "instance" .Release.Name
       "versions" $v.sandboxes.versions
       "egress" (dict "listen" "0.0.0.0:3128" "service" (include "slipway.egressService" .))
       "sandboxObjects" (dict "managedBy" "chart" "enrollSecret" (include "slipway.enrollSecret" .) "pools" $pools)

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { POD_PORTS } from '../../agent/pod-settings.js';
 import { createEgressGate } from '../egress/egress-gate.js';
 import type { EgressLimits } from '../egress/egress-limits.js';
@@ -21,6 +20,10 @@ export interface BindDeps {
   /** Each template's warm pool now. */
   poolOf: Map<string, string>;
   enrollKeys: Record<string, string>;
+  /** This installation's `slipway.dev/instance` label. */
+  instance: string;
+  /** Each claim's pod token (the same in the next process: it adopts the pod with it). */
+  tokenFor(claim: string): string;
   claimTimeoutMs: number;
   allowPrivate: string[];
   egressLimits: EgressLimits;
@@ -47,7 +50,12 @@ export async function bindClaim(
       kind: 'SandboxClaim',
       metadata: {
         generateName: `${poolName(template)}-`,
-        labels: { ...MANAGED, [LABELS.template]: template, [LABELS.app]: appId },
+        labels: {
+          ...MANAGED,
+          [LABELS.instance]: deps.instance,
+          [LABELS.template]: template,
+          [LABELS.app]: appId,
+        },
       },
       spec: { warmPoolRef: { name: deps.poolOf.get(template) ?? poolName(template) } },
     })
@@ -69,11 +77,9 @@ export async function bindClaim(
       .catch((err: unknown) => {
         throw new RuntimeError(`no warm ${template} sandbox: ${(err as Error).message}`, true);
       });
-    const token = randomBytes(32).toString('base64url');
+    const token = deps.tokenFor(name);
     await enroll(podIP, deps.enrollKeys[template] ?? '', token, name);
-    const rules = new EgressRules({ allowedHosts: [], allowPrivate: deps.allowPrivate }, deps.log);
-    const gate = createEgressGate({ rules, limits: deps.egressLimits, log: deps.log });
-    const sandbox = new PodSandbox(name, template, podIP, token, { rules, gate });
+    const sandbox = podSandbox(name, template, podIP, [], deps);
     await sandbox.follow();
     return sandbox;
   } catch (err) {
@@ -84,6 +90,19 @@ export async function bindClaim(
       );
     throw err;
   }
+}
+
+/** The sandbox of a bound claim, its egress gate open to `allowedHosts` only. */
+export function podSandbox(
+  name: string,
+  template: string,
+  podIP: string,
+  allowedHosts: string[],
+  deps: Pick<BindDeps, 'tokenFor' | 'allowPrivate' | 'egressLimits' | 'log'>,
+): PodSandbox {
+  const rules = new EgressRules({ allowedHosts, allowPrivate: deps.allowPrivate }, deps.log);
+  const gate = createEgressGate({ rules, limits: deps.egressLimits, log: deps.log });
+  return new PodSandbox(name, template, podIP, deps.tokenFor(name), { rules, gate });
 }
 
 /** The pod's one enroll: the template's key authorises it, the token is this sandbox's own. */

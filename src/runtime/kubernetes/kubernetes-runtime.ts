@@ -2,12 +2,14 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { egressLimits, SharedCount } from '../egress/egress-limits.js';
 import {
   RuntimeError,
+  type AdoptedSandbox,
   type Lane,
   type Runtime,
   type RuntimeStatus,
   type Sandbox,
 } from '../runtime.js';
 import { callAgent } from './agent-client.js';
+import { adoptClaim, recordRuns } from './claim-adoption.js';
 import { bindClaim, type BindDeps, type Claim } from './claim-binding.js';
 import { ObjectWatch, type WatchedObject } from './claim-watch.js';
 import { gateAddress, setUpCluster } from './cluster-setup.js';
@@ -21,6 +23,15 @@ import type { Log } from '../../logging.js';
 export interface KubernetesRuntimeOptions {
   kubeConfig: KubeConfig;
   namespace: string;
+  /** This installation's instance label, and each claim's pod token. */
+  identity: { instance: string; tokenFor(claim: string): string };
+  /**
+   * `server.restartContinuity`: pods that serve an app outlive this process (their claims stay)
+   * and the next start adopts them. Off: a stop deletes every claim, a start every leftover.
+   */
+  keepRunning: boolean;
+  /** How long a start leaves a claim of this instance that it did not adopt before deleting it. */
+  orphanGraceMs: number;
   templates: readonly ('static' | 'node' | 'python')[];
   poolSize: number;
   /** How long a claim may take to bind to a Ready sandbox before it counts as failed. */
@@ -75,7 +86,11 @@ type Pool = WatchedObject & {
  */
 export function createKubernetesRuntime(opts: KubernetesRuntimeOptions): Runtime {
   const kube = new KubeApply(opts.kubeConfig, opts.namespace);
-  const claims = watch<Claim>(CLAIMS, 'claim', SELECTOR);
+  const claims = watch<Claim>(
+    CLAIMS,
+    'claim',
+    `${SELECTOR},${LABELS.instance}=${opts.identity.instance}`,
+  );
   // Pools by their template label: a chart's carry its own managed-by.
   const pools = watch<Pool>(POOLS, 'warm pool', LABELS.template);
   const claimed = new Map<string, PodSandbox>();
@@ -86,6 +101,8 @@ export function createKubernetesRuntime(opts: KubernetesRuntimeOptions): Runtime
     claims,
     poolOf: new Map(),
     enrollKeys: {},
+    instance: opts.identity.instance,
+    tokenFor: opts.identity.tokenFor,
     claimTimeoutMs: opts.claimTimeoutMs,
     allowPrivate: opts.egress.allowPrivate,
     egressLimits: egressLimits({
@@ -98,6 +115,8 @@ export function createKubernetesRuntime(opts: KubernetesRuntimeOptions): Runtime
   let egressPort: { port: number; close(): Promise<void> } | undefined;
   let state: 'new' | 'started' | 'stopped' = 'new';
   let starting: Promise<void> | undefined;
+  let adopted: AdoptedSandbox[] = [];
+  let orphanTimer: NodeJS.Timeout | undefined;
 
   function watch<T extends WatchedObject>(
     plural: string,
@@ -142,12 +161,59 @@ export function createKubernetesRuntime(opts: KubernetesRuntimeOptions): Runtime
     bindDeps.enrollKeys = setup.enrollKeys;
     bindDeps.poolOf = setup.poolOf;
     await Promise.all([claims.start(), pools.start()]);
-    // Claims of a previous process of ours hold pods nobody serves: the apps claim anew.
-    const stale = claims.list().map((c) => c.metadata?.name ?? '');
-    await Promise.all(stale.filter(Boolean).map((name) => kube.deleteExt(CLAIMS, name)));
-    if (stale.length > 0)
-      opts.log('info', 'deleted claims left by a previous run', { claims: stale.length });
+    const left = claims.list().filter((c) => c.metadata?.name);
+    if (opts.keepRunning) await takeBack(left);
+    else
+      await deleteClaims(
+        left.map((c) => c.metadata?.name ?? ''),
+        'left by a previous run',
+      );
     state = 'started';
+  };
+
+  /**
+   * The claims a previous process of this instance left: those whose pod still runs its app are
+   * held again (handed to the registry by adopted()); the rest are deleted once the grace is over
+   * and nothing took them meanwhile.
+   */
+  const takeBack = async (left: Claim[]): Promise<void> => {
+    const taken = await Promise.all(left.map((claim) => adoptClaim(claim, bindDeps)));
+    for (const found of taken) {
+      if (!found) continue;
+      const { sandbox, runs } = found;
+      claimed.set(sandbox.id, sandbox);
+      byAddress.set(sandbox.podIP, sandbox);
+      adopted.push({ sandbox, appId: runs.app, version: runs.version });
+    }
+    const orphans = left.map((c) => c.metadata?.name ?? '').filter((name) => !claimed.has(name));
+    opts.log('info', 'claims left by the last process', {
+      found: left.length,
+      adopted: adopted.length,
+      orphans: orphans.length,
+    });
+    if (orphans.length === 0) return;
+    orphanTimer = setTimeout(() => {
+      orphanTimer = undefined;
+      const gone = orphans.filter((name) => !claimed.has(name));
+      void deleteClaims(gone, 'that no app ran after the grace period');
+    }, opts.orphanGraceMs);
+    orphanTimer.unref();
+  };
+
+  const deleteClaims = async (names: string[], why: string): Promise<void> => {
+    const results = await Promise.allSettled(names.map((name) => kube.deleteExt(CLAIMS, name)));
+    const failed = results.filter((r) => r.status === 'rejected');
+    if (names.length > 0) opts.log('info', `deleted claims ${why}`, { claims: names.length });
+    for (const r of failed) {
+      opts.log('warn', 'a claim could not be deleted', { error: apiErrorText(r.reason) });
+    }
+  };
+
+  /** A pod that serves an app stays for the next process; our ends of it close. */
+  const leave = (pod: PodSandbox): void => {
+    claimed.delete(pod.id);
+    if (byAddress.get(pod.podIP) === pod) byAddress.delete(pod.podIP);
+    pod.close();
   };
 
   const reap = async (sandbox: Sandbox): Promise<void> => {
@@ -171,7 +237,13 @@ export function createKubernetesRuntime(opts: KubernetesRuntimeOptions): Runtime
       if (state === 'stopped') return;
       state = 'stopped';
       await starting?.catch(() => undefined);
-      await Promise.all([...claimed.values()].map((s) => reap(s)));
+      clearTimeout(orphanTimer);
+      adopted = [];
+      await Promise.all(
+        [...claimed.values()].map((s) =>
+          opts.keepRunning && s.phase === 'running' ? leave(s) : reap(s),
+        ),
+      );
       opts.access.stop();
       await Promise.all([claims.stop(), pools.stop()]);
       await egressPort?.close();
@@ -208,6 +280,14 @@ export function createKubernetesRuntime(opts: KubernetesRuntimeOptions): Runtime
           log: opts.log,
         });
         pod.phase = 'running';
+        const runs = { app: spec.appId, version: spec.version, allowedHosts: spec.allowedHosts };
+        // Without it the next process cannot adopt the pod: it starts the app anew, no worse.
+        await recordRuns(kube, pod.id, runs).catch((err: unknown) =>
+          opts.log('warn', 'cannot note on the claim what it runs', {
+            sandbox: pod.id,
+            error: apiErrorText(err),
+          }),
+        );
         return stages;
       } catch (err) {
         pod.phase = 'failed';
@@ -234,6 +314,12 @@ export function createKubernetesRuntime(opts: KubernetesRuntimeOptions): Runtime
     },
 
     reap,
+
+    adopted() {
+      const taken = adopted;
+      adopted = [];
+      return taken.filter((a) => claimed.get(a.sandbox.id) === a.sandbox);
+    },
 
     status(): RuntimeStatus {
       const byTemplate: RuntimeStatus['pools'] = {};

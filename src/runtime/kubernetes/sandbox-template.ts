@@ -8,6 +8,7 @@ export const LABELS = {
   sandbox: 'slipway.dev/sandbox',
   template: 'slipway.dev/template',
   app: 'slipway.dev/app-id',
+  instance: 'slipway.dev/instance',
 } as const;
 export const MANAGED = { [LABELS.managedBy]: 'slipway' };
 /** Every object Slipway writes carries it. */

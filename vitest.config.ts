@@ -10,6 +10,7 @@ const DATA_PATH_SUITES = [
   'test/e2e/private-apps.test.ts',
   'test/e2e/private-apps-tls.test.ts',
   'test/e2e/app-metrics.test.ts',
+  'test/e2e/access-log.test.ts',
   'test/e2e/share-links.test.ts',
   'test/e2e/history.test.ts',
   'test/security/app-credentials.test.ts',

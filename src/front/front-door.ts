@@ -36,7 +36,14 @@ export interface FrontDoorOptions {
   /** The control plane's server: relayed connections are handed to it. */
   server: HttpServer | HttpsServer;
   /** The native front door (HAProxy) instead of the relay process, when the data path is native. */
-  native?: { haproxy: string; slots: number; headersTimeoutMs: number; tls?: TlsMaterial };
+  native?: {
+    haproxy: string;
+    slots: number;
+    headersTimeoutMs: number;
+    tls?: TlsMaterial;
+    /** Write each direct request's access line (the log level is debug). */
+    accessLog?: boolean;
+  };
   log: Log;
 }
 
@@ -87,6 +94,7 @@ export async function openFrontDoor(opts: FrontDoorOptions): Promise<FrontDoor> 
       headersTimeoutMs: opts.native.headersTimeoutMs,
       node: process.execPath,
       ...(opts.native.tls ? { tls: writeTlsPem(paths.tls, opts.native.tls) } : {}),
+      ...(opts.native.accessLog ? { accessLog: true } : {}),
     },
   };
   // Requests a freed slot of the native front door still gets (haproxy-routes.ts).

@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { join } from 'node:path';
+import { ACCESS_FORMAT, ACCESS_LINE_BYTES, ACCESS_RING, ACCESS_RING_BYTES } from './access-ring.js';
 
 /** Where the native front door keeps its sockets and files: all under `<dataDir>/front`. */
 export function haproxyPaths(dir: string) {
@@ -41,6 +42,8 @@ export interface HaproxySettings {
   node: string;
   /** TLS is on: the proxy ends it with `paths.tls`; its digest, so a new certificate reloads. */
   tls?: { sha256: string };
+  /** The log level is debug: each direct request's line goes to the access ring (access-ring.ts). */
+  accessLog?: boolean;
 }
 
 /** The backend name of slot n, as the route map holds it. */
@@ -81,6 +84,7 @@ export function haproxyConfig(settings: HaproxySettings, paths: HaproxyPaths): s
     '  stats timeout 1m',
     '  tune.bufsize 32768',
     '',
+    ...accessRing(settings),
     'defaults',
     '  mode http',
     '  timeout connect 5s',
@@ -118,6 +122,7 @@ export function haproxyConfig(settings: HaproxySettings, paths: HaproxyPaths): s
     `  http-request set-header X-Forwarded-Proto ${proto} if direct`,
     '  http-request del-header proxy-connection if direct',
     '  http-request del-header keep-alive if direct',
+    ...accessLog(settings),
     '  use_backend %[var(txn.slot)] if direct',
     '  default_backend control',
     '',
@@ -144,6 +149,31 @@ export function haproxyConfig(settings: HaproxySettings, paths: HaproxyPaths): s
     );
   }
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * At debug, the access lines of the requests the proxy carries straight to apps, in a ring of
+ * bounded memory the control plane follows (access-ring.ts); none otherwise, so the default pays
+ * nothing. The control plane logs the requests it answers itself.
+ */
+function accessRing(settings: HaproxySettings): string[] {
+  if (!settings.accessLog) return [];
+  return [
+    `ring ${ACCESS_RING}`,
+    '  format raw',
+    `  maxlen ${ACCESS_LINE_BYTES}`,
+    `  size ${ACCESS_RING_BYTES}`,
+    '',
+  ];
+}
+
+function accessLog(settings: HaproxySettings): string[] {
+  if (!settings.accessLog) return [];
+  return [
+    `  log ring@${ACCESS_RING} local0`,
+    `  log-format "${ACCESS_FORMAT}"`,
+    '  http-request set-log-level silent if !direct',
+  ];
 }
 
 /** HAProxy's own answers (a malformed request, a timeout) in the API's error body and codes. */

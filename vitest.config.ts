@@ -16,6 +16,7 @@ const DATA_PATH_SUITES = [
   'test/security/app-credentials.test.ts',
   'test/security/rebinding.test.ts',
   'test/faults/restart-continuity.test.ts',
+  'test/front/drain-close.test.ts',
 ];
 
 export default defineConfig({

@@ -11,7 +11,12 @@ import type { TlsMaterial } from '../http/tls.js';
 import { alive, startTime } from '../runtime/local/process-tree.js';
 import { FRONT_PROTOCOL, type FrontSettings } from './front-settings.js';
 import { acceptRelayed } from './relayed-connections.js';
-import { haproxyPaths, type HaproxyPaths, type HaproxySettings } from './haproxy/haproxy-config.js';
+import {
+  CLOSE_MARK,
+  haproxyPaths,
+  type HaproxyPaths,
+  type HaproxySettings,
+} from './haproxy/haproxy-config.js';
 import { listenForStragglers } from './haproxy/hold-listener.js';
 import { reloadHaproxy, startHaproxy } from './haproxy/haproxy-process.js';
 import type { Log } from '../logging.js';
@@ -22,6 +27,11 @@ export interface FrontDoor {
   port: number;
   /** Stops taking connections: the front door holds new visitors for the next control plane. */
   stopAccepting(): Promise<void>;
+  /**
+   * The response header that makes the front door end the visitor's connection after an answer
+   * (haproxy-config.ts); absent where the answer's own `Connection: close` does (the relay).
+   */
+  closeMark?: string;
   /**
    * A start that failed undoes itself: a front door it launched stops (one it took over stays,
    * holding visitors for the next start).
@@ -144,6 +154,7 @@ export async function openFrontDoor(opts: FrontDoorOptions): Promise<FrontDoor> 
   return {
     port,
     stopAccepting,
+    ...(native ? { closeMark: CLOSE_MARK } : {}),
     async abandon() {
       await stopAccepting();
       if (launched) await stopFrontDoor(opts.dataDir, opts.log);

@@ -49,6 +49,13 @@ export interface HaproxySettings {
 /** The backend name of slot n, as the route map holds it. */
 export const slotBackend = (n: number): string => `slot_${n}`;
 
+/**
+ * The header by which the control plane says its answer ends the visitor's connection (a drain's).
+ * HAProxy takes a server's `Connection: close` for its own connection to that server only, and
+ * keeps the visitor's open; this one it turns into `Connection: close` to the visitor, and drops.
+ */
+export const CLOSE_MARK = 'x-slipway-close';
+
 /** Request heads above this go to the control plane, which answers them as it does any (431). */
 const MAX_HEAD_BYTES = 16 * 1024;
 /** Connections to one sandbox at once; more wait in the slot's queue (the router's own bound). */
@@ -131,6 +138,7 @@ export function haproxyConfig(settings: HaproxySettings, paths: HaproxyPaths): s
     'backend control',
     // A TLS handshake on a loaded host can take longer than the check interval.
     '  timeout check 2s',
+    ...closeOnMark(),
     `  server cp unix@${paths.controlPlane} send-proxy${toControl} check inter 500ms rise 1 fall 1 check-send-proxy${tls ? ' check-ssl' : ''} ${MARK_DOWN}`,
     `  server relay unix@${paths.relay} send-proxy${toControl} backup`,
     '',
@@ -144,6 +152,8 @@ export function haproxyConfig(settings: HaproxySettings, paths: HaproxyPaths): s
     lines.push(
       '',
       `backend ${slotBackend(n)}`,
+      // The hold socket is the control plane's too: a drain's answer there ends the visit as well.
+      ...closeOnMark(),
       `  server app unix@${paths.slot(n)} maxconn ${MAX_CONNS_PER_APP} check inter 1h ${MARK_DOWN}`,
       `  server hold unix@${paths.hold} backup`,
     );
@@ -175,6 +185,12 @@ function accessLog(settings: HaproxySettings): string[] {
     '  http-request set-log-level silent if !direct',
   ];
 }
+
+/** Turns the control plane's CLOSE_MARK into `Connection: close` to the visitor. */
+const closeOnMark = (): string[] => [
+  `  http-response set-header connection close if { res.hdr(${CLOSE_MARK}) -m found }`,
+  `  http-response del-header ${CLOSE_MARK}`,
+];
 
 /** HAProxy's own answers (a malformed request, a timeout) in the API's error body and codes. */
 function errorPages(): string[] {

@@ -10,12 +10,14 @@ const DATA_PATH_SUITES = [
   'test/e2e/private-apps.test.ts',
   'test/e2e/private-apps-tls.test.ts',
   'test/e2e/app-metrics.test.ts',
+  'test/e2e/access-log.test.ts',
   'test/e2e/share-links.test.ts',
   'test/e2e/history.test.ts',
   'test/security/app-credentials.test.ts',
   'test/security/rebinding.test.ts',
   'test/faults/restart-continuity.test.ts',
   'test/faults/stop-everything.test.ts',
+  'test/front/drain-close.test.ts',
 ];
 
 export default defineConfig({

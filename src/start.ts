@@ -13,7 +13,7 @@ import { Drain } from './http/drain.js';
 import { buildServer, type ServerOptions } from './http/server.js';
 import { resolveTls } from './http/tls.js';
 import { createLogger, serviceLog, type Log, type LogSetting } from './logging.js';
-import { chooseDataPath, type DataPath } from './front/data-path.js';
+import { chooseDataPath, logsAccess, type DataPath } from './front/data-path.js';
 import { haproxyPaths } from './front/haproxy/haproxy-config.js';
 import { HaproxyRoutes } from './front/haproxy/haproxy-routes.js';
 import { listenForVisitors, type Visitors } from './front/listen.js';
@@ -70,7 +70,7 @@ export async function openDeployParts(
   const runtime = await openRuntime(config, { sourceStore, agentToken, log, cluster });
   if (dataPath.kind === 'native') {
     const paths = haproxyPaths(join(config.server.dataDir, 'front'));
-    const routes = new HaproxyRoutes(paths, config.server.nativeSlots, log);
+    const routes = new HaproxyRoutes(paths, config.server.nativeSlots, log, logsAccess(config));
     // The native front door outlives this process with the sandboxes it routes to.
     return {
       sourceStore,
@@ -100,6 +100,7 @@ export async function composeServer(
   const metrics = new Metrics();
   const traffic = new AppTraffic(metrics, log);
   parts.routes?.onRequests?.((appId, counts) => traffic.counted(appId, counts));
+  parts.routes?.onServed?.((appId, request) => traffic.served(appId, request));
   deploy.registry.on((event) => {
     if (event.kind === 'delete') traffic.forget(event.app_id);
   });

@@ -1,10 +1,11 @@
 import { pathOf, type Log } from '../logging.js';
 import { STATUS_CLASSES, statusClass, type Metrics, type StatusCounts } from '../metrics.js';
+import type { ServedRequest } from '../services/direct-routes.js';
 
 /**
  * What visitors ask of apps, on either data path: `slipway_app_requests_total{app, code}` and,
- * at debug, one access line per request the control plane's router answered (the native front
- * door's requests are counted from its counters, which carry no per-request detail).
+ * at debug, one access line per request, the same on both: the router's own, and those the native
+ * front door carried straight to apps (from its access ring; counted from its counters).
  */
 export class AppTraffic {
   constructor(
@@ -22,6 +23,12 @@ export class AppTraffic {
       status,
       ms: Math.round(ms * 10) / 10,
     });
+  }
+
+  /** A request the native front door carried to the app: its access line (counted apart). */
+  served(app: string, request: ServedRequest): void {
+    const { method, path, status, ms } = request;
+    this.log('debug', 'app request', { app, method, path, status, ms });
   }
 
   /** Requests the native front door carried to an app since it last counted. */

@@ -18,8 +18,9 @@ export const apikeyMode: AuthModeFactory = {
     const keys = resolveApiKeys(config.auth.apiKeys);
     return {
       name: 'apikey',
+      bearerVerdictLasts: true,
       verify: (context) => {
-        const digest = sha256(context.bearer());
+        const digest = context.digest();
         const entry = matchConfigured(keys, digest);
         if (entry) return entryPrincipal(entry);
         const user = findIssued(store, digest.toString('hex'), (err) =>

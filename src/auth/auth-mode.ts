@@ -16,6 +16,12 @@ export interface AuthMode {
   readonly loginUrl?: string;
   /** Public routes of a browser login flow, mounted outside bearer auth; never under /api, /v1, /mcp or /internal/sources. */
   readonly loginRoutes?: readonly LoginRoute[];
+  /**
+   * The verdict on a bearer token is the token's alone and never expires (API keys): the auth
+   * plugin may remember it by the token's digest for `auth.identityCacheTTL`, until its user
+   * changes. Not for tokens that expire (JWTs) or modes that read other headers.
+   */
+  readonly bearerVerdictLasts?: boolean;
   /** When set, `/.well-known/oauth-protected-resource` answers and 401s point MCP clients at it. */
   readonly protectedResource?: { authorizationServers: string[]; scopes: string[] };
 }
@@ -38,6 +44,8 @@ export interface VerifyContext {
   request: VerifyRequest;
   /** The bearer token of the request; throws 401 when it is missing or malformed. */
   bearer(): string;
+  /** The bearer token's sha256, computed once per request; throws as `bearer`. */
+  digest(): Buffer;
 }
 
 /** What a mode may read of a request: its headers and its socket. */

@@ -1,3 +1,4 @@
+import { sha256 } from './keys.js';
 import { unauthenticated } from '../errors.js';
 
 /** Longest Authorization header we read; anything longer is refused before any parsing or hashing. */
@@ -19,4 +20,19 @@ export function parseBearer(header: string | string[] | undefined): string {
   // Visible ASCII only: keys and JWTs never hold anything else, and it keeps hashing well defined.
   if (!/^[\x21-\x7e]+$/.test(token)) throw unauthenticated('malformed bearer token');
   return token;
+}
+
+/** A request's bearer token, read and hashed at most once however many checks ask for it. */
+export interface BearerCredential {
+  /** The token; throws as `parseBearer` does. */
+  bearer(): string;
+  /** The token's sha256: what keys are compared and remembered by. Throws as `bearer`. */
+  digest(): Buffer;
+}
+
+export function bearerCredential(header: string | string[] | undefined): BearerCredential {
+  let token: string | undefined;
+  let digest: Buffer | undefined;
+  const bearer = (): string => (token ??= parseBearer(header));
+  return { bearer, digest: () => (digest ??= sha256(bearer())) };
 }

@@ -16,6 +16,11 @@ export class IdentityCache {
     return this.lru?.get(userId);
   }
 
+  /** How much longer the user's record is kept; 0 when it is not (or the cache is off). */
+  remainingMs(userId: string): number {
+    return Math.max(0, this.lru?.getRemainingTTL(userId) ?? 0);
+  }
+
   set(record: UserRecord): void {
     this.lru?.set(record.id, record);
   }

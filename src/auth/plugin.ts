@@ -1,12 +1,14 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
 import type { IncomingMessage } from 'node:http';
 import { durationMs } from '../config/schema.js';
 import { AppError, unauthenticated } from '../errors.js';
 import '../http/types.js';
-import { parseBearer } from './bearer.js';
+import { bearerCredential, type BearerCredential } from './bearer.js';
 import type { Identity } from './identity.js';
 import { IdentityCache } from './identity-cache.js';
+import { sha256 } from './keys.js';
+import { VerifiedKeys } from './verified-keys.js';
 import type { AuthMode, Principal, VerifyRequest } from './auth-mode.js';
 import { createAuthMode } from './modes.js';
 import { isProtectedPath, pathForms } from './paths.js';
@@ -74,7 +76,9 @@ async function authPlugin(app: FastifyInstance): Promise<void> {
   const { config, store } = app;
   const enabled = config.auth.enabled;
   const mode = enabled ? await createAuthMode({ config, store, log: app.log }) : undefined;
-  const cache = new IdentityCache(durationMs(config.auth.identityCacheTTL));
+  const cacheTtlMs = durationMs(config.auth.identityCacheTTL);
+  const cache = new IdentityCache(cacheTtlMs);
+  const verifiedKeys = mode?.bearerVerdictLasts ? new VerifiedKeys(cacheTtlMs) : undefined;
   const exemptions: Array<(request: FastifyRequest) => boolean> = [];
   const serviceTokens: Array<{ prefix: string; digest: Buffer; identity: Identity }> = [];
 
@@ -84,8 +88,8 @@ async function authPlugin(app: FastifyInstance): Promise<void> {
   ): Promise<Identity | undefined> => {
     if (!mode) return { ...NO_AUTH_IDENTITY, scopes: [] };
     try {
-      const bearer = () => parseBearer(request.headers.authorization);
-      return await resolveIdentity(mode, await mode.verify({ request, bearer }), log);
+      const credential = bearerCredential(request.headers.authorization);
+      return await resolveIdentity(mode, await mode.verify({ request, ...credential }), log);
     } catch (err) {
       // An open path must answer even when the identity provider does not: no identity, then.
       if (!(err instanceof AppError && err.status === 401)) {
@@ -99,7 +103,10 @@ async function authPlugin(app: FastifyInstance): Promise<void> {
     enabled,
     modeName: mode?.name ?? 'none',
     mode,
-    forget: (userId: string) => cache.forget(userId),
+    forget: (userId: string) => {
+      cache.forget(userId);
+      verifiedKeys?.forget(userId);
+    },
     exempt: (predicate: (request: FastifyRequest) => boolean) => {
       exemptions.push(predicate);
     },
@@ -111,21 +118,22 @@ async function authPlugin(app: FastifyInstance): Promise<void> {
       identify({ headers: message.headers, raw: message }, app.log),
     carriesSlipwayBearer: async (message: IncomingMessage) => {
       const { authorization } = message.headers;
-      let token: string;
+      const credential = bearerCredential(authorization);
+      let digest: Buffer;
       try {
-        token = parseBearer(authorization);
+        digest = credential.digest();
       } catch (err) {
         if (err instanceof AppError && err.status === 401) return false;
         throw err;
       }
-      const digest = sha256(token);
       if (serviceTokens.some((entry) => timingSafeEqual(digest, entry.digest))) return true;
       if (!mode) return false;
+      if (verifiedKeys?.get(digest)) return true;
       try {
         // The bearer alone, so that a mode reading other headers (a trusted proxy's user header)
         // cannot claim an app's own Authorization as Slipway's.
         const request = { headers: { authorization }, raw: message };
-        await mode.verify({ request, bearer: () => token });
+        await mode.verify({ request, ...credential });
         return true;
       } catch (err) {
         if (err instanceof AppError && err.status === 401) return false;
@@ -176,29 +184,48 @@ async function authPlugin(app: FastifyInstance): Promise<void> {
     return identity;
   };
 
-  app.addHook('onRequest', async (request, reply) => {
+  const verify = async (
+    active: AuthMode,
+    request: FastifyRequest,
+    credential: BearerCredential,
+  ) => {
+    const principal = await active.verify({ request, ...credential });
+    const identity = await resolveIdentity(active, principal, request.log);
+    verifiedKeys?.set(credential.digest(), identity, cache.remainingMs(identity.userId));
+    request.identity = identity;
+  };
+
+  // A callback hook, not an async one: a request whose key was verified lately (most of them)
+  // is let through without a promise.
+  app.addHook('onRequest', (request, reply, done) => {
     if (!mode) {
       request.identity = { ...NO_AUTH_IDENTITY, scopes: [] };
-      return;
+      return done();
     }
-    if (isExempt(request) || !isProtectedPath(request.url)) return;
-    const service = serviceIdentity(serviceTokens, request);
+    if (isExempt(request) || !isProtectedPath(request.url)) return done();
+    const credential = bearerCredential(request.headers.authorization);
+    const service = serviceIdentity(serviceTokens, request, credential);
     if (service) {
       request.identity = { ...service, scopes: [...service.scopes] };
-      return;
+      return done();
     }
-    try {
-      const principal = await mode.verify({
-        request,
-        bearer: () => parseBearer(request.headers.authorization),
-      });
-      request.identity = await resolveIdentity(mode, principal, request.log);
-    } catch (err) {
+    const refused = (err: unknown): void => {
       if (err instanceof AppError && err.status === 401) {
         void reply.header('www-authenticate', challenge(mode, config.server.baseURL, request));
       }
-      throw err;
+      done(err as Error);
+    };
+    let known: Identity | undefined;
+    try {
+      known = verifiedKeys?.get(credential.digest());
+    } catch (err) {
+      return refused(err);
     }
+    if (known) {
+      request.identity = known;
+      return done();
+    }
+    verify(mode, request, credential).then(() => done(), refused);
   });
 }
 
@@ -211,11 +238,17 @@ export { authPlugin };
 function serviceIdentity(
   tokens: ReadonlyArray<{ prefix: string; digest: Buffer; identity: Identity }>,
   request: FastifyRequest,
+  credential: BearerCredential,
 ): Identity | undefined {
   if (tokens.length === 0) return undefined;
-  const header = request.headers.authorization;
-  if (typeof header !== 'string' || !/^Bearer /i.test(header)) return undefined;
-  const digest = sha256(header.slice(7).trim());
+  let digest: Buffer;
+  try {
+    digest = credential.digest();
+  } catch (err) {
+    // No well-formed bearer: no service token; the mode's check refuses it with its own 401.
+    if (err instanceof AppError && err.status === 401) return undefined;
+    throw err;
+  }
   const forms = pathForms(request.url);
   let found: Identity | undefined;
   for (const entry of tokens) {
@@ -224,8 +257,6 @@ function serviceIdentity(
   }
   return found;
 }
-
-const sha256 = (text: string): Buffer => createHash('sha256').update(text).digest();
 
 /**
  * RFC 6750 challenge; in modes with resource metadata it points MCP clients at RFC 9728 metadata.

@@ -23,3 +23,7 @@ export function chooseDataPath(config: Config, find = findHaproxy): DataPath {
   if (haproxy === undefined) return refuse('haproxy is not installed (apt-get install haproxy)');
   return { kind: 'native', haproxy };
 }
+
+/** Whether visitors' requests are logged one by one: only at debug (and trace), on either path. */
+export const logsAccess = (config: Config): boolean =>
+  config.server.logLevel === 'debug' || config.server.logLevel === 'trace';

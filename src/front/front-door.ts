@@ -11,7 +11,12 @@ import type { TlsMaterial } from '../http/tls.js';
 import { alive, startTime } from '../runtime/local/process-tree.js';
 import { FRONT_PROTOCOL, type FrontSettings } from './front-settings.js';
 import { acceptRelayed } from './relayed-connections.js';
-import { haproxyPaths, type HaproxyPaths, type HaproxySettings } from './haproxy/haproxy-config.js';
+import {
+  CLOSE_MARK,
+  haproxyPaths,
+  type HaproxyPaths,
+  type HaproxySettings,
+} from './haproxy/haproxy-config.js';
 import { listenForStragglers } from './haproxy/hold-listener.js';
 import { reloadHaproxy, startHaproxy } from './haproxy/haproxy-process.js';
 import type { Log } from '../logging.js';
@@ -22,6 +27,11 @@ export interface FrontDoor {
   port: number;
   /** Stops taking connections: the front door holds new visitors for the next control plane. */
   stopAccepting(): Promise<void>;
+  /**
+   * The response header that makes the front door end the visitor's connection after an answer
+   * (haproxy-config.ts); absent where the answer's own `Connection: close` does (the relay).
+   */
+  closeMark?: string;
   /**
    * A start that failed undoes itself: a front door it launched stops (one it took over stays,
    * holding visitors for the next start).
@@ -36,7 +46,14 @@ export interface FrontDoorOptions {
   /** The control plane's server: relayed connections are handed to it. */
   server: HttpServer | HttpsServer;
   /** The native front door (HAProxy) instead of the relay process, when the data path is native. */
-  native?: { haproxy: string; slots: number; headersTimeoutMs: number; tls?: TlsMaterial };
+  native?: {
+    haproxy: string;
+    slots: number;
+    headersTimeoutMs: number;
+    tls?: TlsMaterial;
+    /** Write each direct request's access line (the log level is debug). */
+    accessLog?: boolean;
+  };
   log: Log;
 }
 
@@ -87,6 +104,7 @@ export async function openFrontDoor(opts: FrontDoorOptions): Promise<FrontDoor> 
       headersTimeoutMs: opts.native.headersTimeoutMs,
       node: process.execPath,
       ...(opts.native.tls ? { tls: writeTlsPem(paths.tls, opts.native.tls) } : {}),
+      ...(opts.native.accessLog ? { accessLog: true } : {}),
     },
   };
   // Requests a freed slot of the native front door still gets (haproxy-routes.ts).
@@ -136,6 +154,7 @@ export async function openFrontDoor(opts: FrontDoorOptions): Promise<FrontDoor> 
   return {
     port,
     stopAccepting,
+    ...(native ? { closeMark: CLOSE_MARK } : {}),
     async abandon() {
       await stopAccepting();
       if (launched) await stopFrontDoor(opts.dataDir, opts.log);

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { durationMs, type Config } from '../config/schema.js';
 import type { Drain } from '../http/drain.js';
 import type { TlsMaterial } from '../http/tls.js';
-import type { DataPath } from './data-path.js';
+import { logsAccess, type DataPath } from './data-path.js';
 import { openFrontDoor, stopFrontDoor } from './front-door.js';
 import type { Log } from '../logging.js';
 
@@ -54,6 +54,7 @@ export async function listenForVisitors(
           slots: config.server.nativeSlots,
           headersTimeoutMs: durationMs(config.server.headersTimeout),
           ...(tls ? { tls } : {}),
+          ...(logsAccess(config) ? { accessLog: true } : {}),
         }
       : undefined;
   const door = await openFrontDoor({

@@ -8,7 +8,7 @@ import { AppError } from '../errors.js';
 import type { AppService } from '../services/app-service.js';
 import { deployFailure } from '../services/deploy-failure.js';
 import { appView } from '../services/app-view.js';
-import type { AppRecord } from '../persistence/store.js';
+import type { AppSummary } from '../persistence/store.js';
 import { parseMetadataJson } from '../services/deploy-metadata.js';
 import { sourceTooLarge } from '../sources/tarball.js';
 import { StageClock } from '../stage-clock.js';
@@ -30,7 +30,7 @@ const LAST_LOG_LINES = 20;
  * deploy in flight (spec §4).
  */
 export function appsRoutes(service: AppService, registry: AppRegistry, maxSourceBytes: number) {
-  const view = (app: AppRecord) => appView(app, registry.activity(app.id));
+  const view = (app: AppSummary) => appView(app, registry.activity(app.id));
   return async function routes(fastify: FastifyInstance): Promise<void> {
     const app = fastify.withTypeProvider<JsonSchemaToTsProvider>();
     await app.register(multipart, {
@@ -80,7 +80,7 @@ export function appsRoutes(service: AppService, registry: AppRegistry, maxSource
     app.get(
       '/v1/apps/:id',
       { schema: { params: appIdParams, response: { 200: appSchema } } },
-      async (request) => view(service.get(requireIdentity(request), request.params.id)),
+      async (request) => view(service.summary(requireIdentity(request), request.params.id)),
     );
 
     app.patch(

@@ -34,7 +34,7 @@ export class Drain {
   private draining = false;
   private server: HttpServer | HttpsServer | undefined;
   /** What accepts the server's connections, when not the server itself (the front door's). */
-  private acceptor: { stopAccepting(): Promise<void> } | undefined;
+  private acceptor: Acceptor | undefined;
   private readonly sockets = new Set<Socket>();
   private readonly inFlight = new Set<ServerResponse>();
   private readonly beginHooks: Array<() => void> = [];
@@ -56,8 +56,14 @@ export class Drain {
    * The server's connections come from the front door (front-door.ts): the drain stops taking
    * them there, and the front door holds new visitors for the next control plane.
    */
-  acceptFrom(acceptor: { stopAccepting(): Promise<void> }): void {
+  acceptFrom(acceptor: Acceptor): void {
     this.acceptor = acceptor;
+  }
+
+  /** The answer ends its connection, the visitor's too when a front door stands between. */
+  private endsConnection(res: ServerResponse): void {
+    res.setHeader('connection', 'close');
+    if (this.acceptor?.closeMark) res.setHeader(this.acceptor.closeMark, '1');
   }
 
   get active(): boolean {
@@ -90,10 +96,11 @@ export class Drain {
    */
   admit(res: ServerResponse, servable = false): boolean {
     if (this.draining && !(servable && this.acceptor)) {
+      this.endsConnection(res);
       refuse(res);
       return false;
     }
-    if (this.draining) res.setHeader('connection', 'close');
+    if (this.draining) this.endsConnection(res);
     this.inFlight.add(res);
     res.once('close', () => {
       this.inFlight.delete(res);
@@ -106,12 +113,13 @@ export class Drain {
   refuseUpgrade(socket: Duplex): boolean {
     if (!this.draining) return false;
     const body = JSON.stringify(SHUTTING_DOWN);
+    const mark = this.acceptor?.closeMark ? `${this.acceptor.closeMark}: 1\r\n` : '';
     socket.end(
       'HTTP/1.1 503 Service Unavailable\r\n' +
         'content-type: application/json; charset=utf-8\r\n' +
         `content-length: ${Buffer.byteLength(body)}\r\n` +
         `retry-after: ${SHUTDOWN_RETRY_AFTER_SECONDS}\r\n` +
-        'connection: close\r\n\r\n' +
+        `connection: close\r\n${mark}\r\n` +
         body,
     );
     return true;
@@ -155,7 +163,7 @@ export class Drain {
     }
     for (const res of this.inFlight) {
       // Answers not yet begun say the connection ends with them.
-      if (!res.headersSent) res.setHeader('connection', 'close');
+      if (!res.headersSent) this.endsConnection(res);
     }
     for (const hook of this.beginHooks) hook();
     if (this.inFlight.size > 0) {
@@ -172,13 +180,20 @@ export class Drain {
   }
 }
 
+/** What accepts the server's connections for it: a front door (front-door.ts). */
+interface Acceptor {
+  stopAccepting(): Promise<void>;
+  /** The header that asks the front door to end the visitor's connection after an answer. */
+  closeMark?: string;
+}
+
+/** A 503; its connection ends (`endsConnection`, set by the caller). */
 function refuse(res: ServerResponse): void {
   const body = JSON.stringify(SHUTTING_DOWN);
   res.writeHead(503, {
     'content-type': 'application/json; charset=utf-8',
     'content-length': Buffer.byteLength(body),
     'retry-after': String(SHUTDOWN_RETRY_AFTER_SECONDS),
-    connection: 'close',
   });
   res.end(body);
 }

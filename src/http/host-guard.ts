@@ -15,7 +15,8 @@ export function hostGuardPlugin(opts: { extraHosts: string[] }) {
     hostname !== undefined && (isLoopbackName(hostname) || extra.has(hostname));
 
   async function plugin(app: FastifyInstance): Promise<void> {
-    app.addHook('onRequest', async (request) => {
+    // A callback hook (a throw in it is the hook's error): no promise per request.
+    app.addHook('onRequest', (request, _reply, done) => {
       if (!allowed(hostnameOfHost(request.headers.host))) {
         throw forbidden('this server has auth disabled and answers only loopback host names');
       }
@@ -23,6 +24,7 @@ export function hostGuardPlugin(opts: { extraHosts: string[] }) {
       if (origin !== undefined && !allowed(hostnameOfOrigin(origin))) {
         throw forbidden('this server has auth disabled and answers only loopback origins');
       }
+      done();
     });
   }
   // Not encapsulated: the hook guards every route.

@@ -25,12 +25,13 @@ export const MAX_PARAM_LENGTH = 2_048;
  * does not and changes nothing, and a wrong method needs no credentials to be told so.
  */
 export const methodGuardPlugin = fp(async (app: FastifyInstance) => {
-  app.addHook('onRequest', async (request, reply) => {
-    if (!request.is404) return;
+  // A callback hook (a throw in it is the hook's error): no promise for the requests it lets by.
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!request.is404) return done();
     const path = request.url.split('?', 1)[0] ?? '';
     const probe = withShortSegments(path);
     const allowed = METHODS.filter((method) => app.findRoute({ method, url: probe }) !== null);
-    if (allowed.length === 0) return;
+    if (allowed.length === 0) return done();
     void reply.header('allow', allowed.join(', '));
     throw new AppError(
       405,

@@ -16,11 +16,14 @@ const DRAIN_MAX_MS = 30_000;
  */
 export function oversizePlugin(opts: { maxDrainBytes: number }) {
   async function plugin(app: FastifyInstance): Promise<void> {
-    app.addHook('onSend', async (request, reply, payload) => {
+    // A callback hook: every answer passes here, and only a 413 needs anything done.
+    app.addHook('onSend', (request, reply, payload, done) => {
       const req = request.raw;
-      if (reply.statusCode !== 413 || req.complete || req.destroyed) return payload;
-      if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
-      if (Number(req.headers['content-length'] ?? 0) > opts.maxDrainBytes) return payload;
+      if (reply.statusCode !== 413 || req.complete || req.destroyed) return done(null, payload);
+      if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return done(null, payload);
+      if (Number(req.headers['content-length'] ?? 0) > opts.maxDrainBytes) {
+        return done(null, payload);
+      }
       void reply.header('connection', 'close');
       void reply.header('content-length', String(Buffer.byteLength(payload)));
       const out = new PassThrough();
@@ -29,7 +32,7 @@ export function oversizePlugin(opts: { maxDrainBytes: number }) {
         if (drained) out.end();
         else req.socket.destroy();
       });
-      return out;
+      done(null, out);
     });
   }
   // Not encapsulated: the hook must see every route's 413, the body parser's included.

@@ -8,6 +8,8 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { pathOf } from '../logging.js';
 
+/** The levels at which the per-request line is written. */
+const WRITES_DEBUG: ReadonlySet<string> = new Set(['debug', 'trace']);
 /** Often enough to see a trend, rarely enough that the line costs nothing. */
 export const REQUEST_SUMMARY_INTERVAL_MS = 60_000;
 /** Durations kept per interval for the percentiles; past it, a uniform sample (reservoir). */
@@ -82,18 +84,22 @@ export function installRequestLog(app: FastifyInstance, opts: RequestLogOptions 
   };
   const timer = setInterval(() => flush(app.log), opts.intervalMs ?? REQUEST_SUMMARY_INTERVAL_MS);
   timer.unref();
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     const ms = reply.elapsedTime;
     stats.record(reply.statusCode, ms);
-    request.log.debug(
-      {
-        method: request.method,
-        path: pathOf(request.url),
-        status: reply.statusCode,
-        ms: Math.round(ms * 10) / 10,
-      },
-      'request completed',
-    );
+    // The line is only built when it is written: at info, a request costs its count alone.
+    if (WRITES_DEBUG.has(request.log.level)) {
+      request.log.debug(
+        {
+          method: request.method,
+          path: pathOf(request.url),
+          status: reply.statusCode,
+          ms: Math.round(ms * 10) / 10,
+        },
+        'request completed',
+      );
+    }
+    done();
   });
   app.addHook('onClose', async () => {
     clearInterval(timer);

@@ -9,9 +9,19 @@ import fp from 'fastify-plugin';
  * never coerced: `{"version": "1"}` is not a version.
  */
 export const strictQueryPlugin = fp(async (app: FastifyInstance) => {
-  app.addHook('preValidation', async (request) => {
-    const schema = request.routeOptions.schema?.querystring as QuerySchema | undefined;
-    if (schema?.properties) convert(request, schema.properties);
+  // Only on the routes whose schema types a query parameter: the others pay nothing for it.
+  app.addHook('onRoute', (route) => {
+    const properties = (route.schema?.querystring as QuerySchema | undefined)?.properties;
+    if (!properties) return;
+    const convertQuery = (request: FastifyRequest, _reply: unknown, done: () => void): void => {
+      convert(request, properties);
+      done();
+    };
+    const existing = route.preValidation;
+    route.preValidation = [
+      convertQuery,
+      ...(existing === undefined ? [] : Array.isArray(existing) ? existing : [existing]),
+    ];
   });
 });
 

@@ -6,7 +6,7 @@ import { requireIdentity } from '../auth/guards.js';
 import type { AppService } from '../services/app-service.js';
 import { deployFailure } from '../services/deploy-failure.js';
 import { appView } from '../services/app-view.js';
-import type { AppRecord } from '../persistence/store.js';
+import type { AppSummary } from '../persistence/store.js';
 import { appIdParams } from './apps-schemas.js';
 import { StageClock } from '../stage-clock.js';
 
@@ -21,7 +21,7 @@ const LAST_LOG_LINES = 20;
 
 /** `GET /v1/apps/{id}/versions` and `POST /v1/apps/{id}/rollback` (spec §4). */
 export function versionsRoutes(service: AppService, registry: AppRegistry) {
-  const view = (app: AppRecord) => appView(app, registry.activity(app.id));
+  const view = (app: AppSummary) => appView(app, registry.activity(app.id));
   return async function routes(fastify: FastifyInstance): Promise<void> {
     const app = fastify.withTypeProvider<JsonSchemaToTsProvider>();
     app.get('/v1/apps/:id/versions', { schema: { params: appIdParams } }, async (request) => ({

@@ -1,5 +1,5 @@
 import type { Activity } from '../actors/app-activity.js';
-import type { AppRecord } from '../persistence/store.js';
+import type { AppSummary } from '../persistence/store.js';
 import { appView, type AppView } from '../services/app-view.js';
 import { firstLine } from './errors.js';
 
@@ -11,7 +11,7 @@ export type McpAppView = Omit<AppView, 'url'> & { url?: string; url_when_live?: 
  * serves would open a page that fails. So `url` only once a version serves (or wakes on the next
  * request: live_version is set), and `url_when_live` says where it will be meanwhile.
  */
-export function mcpAppView(app: AppRecord, activity?: Activity): McpAppView {
+export function mcpAppView(app: AppSummary, activity?: Activity): McpAppView {
   const { url, ...view } = appView(app, activity);
   if (url === undefined) return view;
   return view.live_version === null ? { ...view, url_when_live: url } : { ...view, url };

@@ -1,14 +1,18 @@
 import type { Database } from 'better-sqlite3';
+import { LRUCache } from 'lru-cache';
 import { ConfigError } from '../config/load.js';
-import type { AppRecord, VersionRecord } from './store.js';
+import type { AppRecord, AppSummary, EnvName, VersionRecord } from './store.js';
 import { envCipher, isSealed, type EnvCipher } from './env-cipher.js';
 import { loadEnvKey, type EnvKeyOptions } from './env-key.js';
 import {
   appFromRow,
+  appSummaryFromRow,
   appToRow,
+  envNamesFromJson,
   versionFromRow,
   versionToRow,
   type AppRow,
+  type AppSummaryRow,
   type VersionRow,
 } from './rows.js';
 import type { Log } from '../logging.js';
@@ -16,6 +20,8 @@ import type { Log } from '../logging.js';
 /** Rows to and from records with the env column sealed: what the SQLite store reads and writes. */
 export interface SealedRows {
   appFrom(row: AppRow): AppRecord;
+  /** The app with its env names only, opened once per sealed value (then remembered). */
+  summaryFrom(row: AppSummaryRow): AppSummary;
   appTo(app: AppRecord): AppRow;
   versionFrom(row: VersionRow): VersionRecord;
   versionTo(version: VersionRecord): VersionRow;
@@ -81,9 +87,25 @@ function envRows(db: Database): EnvRow[] {
   return [...read('apps'), ...read('versions')];
 }
 
+/** Env lists whose names are remembered: enough for every app a busy dashboard lists. */
+const NAMES_KEPT = 2_048;
+
 function sealedRows(cipher: EnvCipher): SealedRows {
+  // A sealed value is never rewritten in place (each seal takes a fresh nonce), so its names are
+  // its names for good: a view reads them here instead of decrypting the values it never shows.
+  // Only the names are kept; the values are dropped as soon as the list is opened.
+  const names = new LRUCache<string, readonly EnvName[]>({ max: NAMES_KEPT });
+  const namesOf = (sealed: string): EnvName[] => {
+    let known = names.get(sealed);
+    if (!known) {
+      known = envNamesFromJson(cipher.open(sealed));
+      names.set(sealed, known);
+    }
+    return known.map((n) => ({ name: n.name }));
+  };
   return {
     appFrom: (row) => appFromRow({ ...row, env: cipher.open(row.env) }),
+    summaryFrom: (row) => appSummaryFromRow(row, namesOf(row.env)),
     appTo: (app) => {
       const row = appToRow(app);
       return { ...row, env: cipher.seal(row.env) };

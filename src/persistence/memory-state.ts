@@ -1,5 +1,6 @@
 import {
   appFromRow,
+  appSummaryFromRow,
   appToRow,
   departmentFromRow,
   departmentToRow,
@@ -12,6 +13,7 @@ import {
 } from './rows.js';
 import type {
   AppRecord,
+  AppSummary,
   AuditEvent,
   DepartmentRecord,
   ShareLinkRecord,
@@ -75,6 +77,12 @@ export function cloneState(s: MemoryState): MemoryState {
  * SQLite one does (unknown keys dropped, unset optionals absent) and shares no nested arrays.
  */
 export const copyApp = (a: AppRecord): AppRecord => appFromRow(appToRow(a));
+/** The app as a view shows it: the env's names, no value copied. */
+export const summaryOf = (a: AppRecord): AppSummary =>
+  appSummaryFromRow(
+    appToRow(a),
+    a.env.map((item) => ({ name: item.name })),
+  );
 export const copyVersion = (v: VersionRecord): VersionRecord => versionFromRow(versionToRow(v));
 export const copyUser = (u: UserRecord): UserRecord => userFromRow(userToRow(u));
 export const copyDepartment = (d: DepartmentRecord): DepartmentRecord =>

@@ -4,6 +4,7 @@ import {
   compareText,
   constraintError,
   copyApp,
+  summaryOf,
   copyDepartment,
   copyLink,
   copyUser,
@@ -15,7 +16,7 @@ import {
   type MemoryState,
 } from './memory-state.js';
 import { auditFromRow, auditToRow } from './rows.js';
-import type { Store, UserRecord, VersionRecord } from './store.js';
+import type { AppRecord, Store, UserRecord, VersionRecord } from './store.js';
 
 export interface MemoryStoreOptions {
   /** Audit events kept; past it the oldest go. Unbounded when omitted. */
@@ -47,6 +48,11 @@ export function createMemoryMirror(options: MemoryStoreOptions = {}): MemoryMirr
     if (!open) throw new TypeError('The database connection is not open');
     return state;
   };
+  /** The apps of an owner (every app when undefined), in the list's order. */
+  const appsOf = (ownerId: string | undefined): AppRecord[] =>
+    [...db().apps.values()]
+      .filter((a) => ownerId === undefined || a.ownerId === ownerId)
+      .sort((a, b) => compareText(a.name, b.name) || compareText(a.id, b.id));
   const hasRows = (s: MemoryState, appId: string): boolean =>
     (s.versions.get(appId)?.size ?? 0) > 0 ||
     [...s.links.values()].some(({ link }) => link.appId === appId);
@@ -107,10 +113,16 @@ export function createMemoryMirror(options: MemoryStoreOptions = {}): MemoryMirr
       return app && copyApp(app);
     },
     listApps(query) {
-      const all = [...db().apps.values()]
-        .filter((a) => query.ownerId === undefined || a.ownerId === query.ownerId)
-        .sort((a, b) => compareText(a.name, b.name) || compareText(a.id, b.id));
+      const all = appsOf(query.ownerId);
       return { items: page(all, query.limit, query.offset).map(copyApp), total: all.length };
+    },
+    getAppSummary(id) {
+      const app = db().apps.get(id);
+      return app && summaryOf(app);
+    },
+    listAppSummaries(query) {
+      const all = appsOf(query.ownerId);
+      return { items: page(all, query.limit, query.offset).map(summaryOf), total: all.length };
     },
     putApp(app) {
       const s = db();

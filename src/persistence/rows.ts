@@ -1,12 +1,14 @@
 import type {
   Access,
   AppRecord,
+  AppSummary,
   AuditAction,
   AuditDetails,
   AuditEvent,
   DeployRecord,
   DepartmentRecord,
   EnvItem,
+  EnvName,
   Outcome,
   Phase,
   Role,
@@ -118,7 +120,17 @@ function opt<T extends object, K extends keyof T>(target: T, key: K, value: T[K]
 }
 
 export function appFromRow(row: AppRow): AppRecord {
-  const app: AppRecord = {
+  const app: AppRecord = { ...appSummaryFromRow(row, []), env: envFromJson(row.env) };
+  opt(app, 'snapshot', row.snapshot);
+  return app;
+}
+
+/** The columns a summary reads: every one but the machine snapshot. */
+export type AppSummaryRow = Omit<AppRow, 'snapshot'>;
+
+/** The row as a view shows it, with `env` (the names) read by the caller from the env column. */
+export function appSummaryFromRow(row: AppSummaryRow, env: EnvName[]): AppSummary {
+  const app: AppSummary = {
     id: row.id,
     name: row.name,
     ownerId: row.owner_id,
@@ -128,7 +140,7 @@ export function appFromRow(row: AppRow): AppRecord {
     message: row.message,
     lane: row.lane,
     template: row.template,
-    env: envFromJson(row.env),
+    env,
     allowedHosts: JSON.parse(row.allowed_hosts) as string[],
     ttl: row.ttl,
     currentVersion: row.current_version,
@@ -143,9 +155,12 @@ export function appFromRow(row: AppRow): AppRecord {
   opt(app, 'access', row.access as Access | null);
   opt(app, 'liveVersion', row.live_version);
   if (row.last_deploy !== null) app.lastDeploy = deployFromJson(row.last_deploy);
-  opt(app, 'snapshot', row.snapshot);
   return app;
 }
+
+/** The names of an env list's JSON text (an app's env column, opened). */
+export const envNamesFromJson = (text: string): EnvName[] =>
+  envFromJson(text).map((item) => ({ name: item.name }));
 
 export function appToRow(app: AppRecord): AppRow {
   return {

@@ -23,6 +23,15 @@ const APP_COLS =
   'id, name, owner_id, department, phase, reason, message, url, lane, template, entrypoint, ' +
   'env, allowed_hosts, ttl, current_version, created_at, last_deployed_at, live_version, ' +
   'last_deploy, snapshot, build, access';
+/**
+ * What a view reads of an app, every column but the machine snapshot, as one JSON object (an
+ * AppSummaryRow): the driver builds a row object column by column, which cost about as much again
+ * as the query itself, where JSON.parse of one text is cheap.
+ */
+const SUMMARY_JSON = `json_object(${APP_COLS.split(', ')
+  .filter((col) => col !== 'snapshot')
+  .map((col) => `'${col}', ${col}`)
+  .join(', ')})`;
 const VERSION_COLS =
   'app_id, version, timestamp, template, lane, entrypoint, source_hash, source_key, ' +
   'rolled_back_from, env, allowed_hosts, ttl, outcome, reason, message, build, runtime_overrides, ' +
@@ -62,6 +71,14 @@ export function prepareStatements(db: Database) {
       `SELECT ${APP_COLS} FROM apps WHERE owner_id = @owner ORDER BY name, id ` +
         'LIMIT @limit OFFSET @offset',
     ),
+    getAppSummary: s<[string], string>(`SELECT ${SUMMARY_JSON} FROM apps WHERE id = ?`).pluck(),
+    listAppSummaries: s<Page, string>(
+      `SELECT ${SUMMARY_JSON} FROM apps ORDER BY name, id LIMIT @limit OFFSET @offset`,
+    ).pluck(),
+    listAppSummariesOf: s<Page & { owner: string }, string>(
+      `SELECT ${SUMMARY_JSON} FROM apps WHERE owner_id = @owner ORDER BY name, id ` +
+        'LIMIT @limit OFFSET @offset',
+    ).pluck(),
     countApps: s<[], number>('SELECT count(*) FROM apps').pluck(),
     countAppsOf: s<[string], number>('SELECT count(*) FROM apps WHERE owner_id = ?').pluck(),
     putApp: s<AppRow>(upsert('apps', APP_COLS)),

@@ -16,6 +16,7 @@ import {
   userToRow,
 } from './rows.js';
 import { NO_LIMIT, prepareStatements } from './sqlite-statements.js';
+import type { AppSummaryRow } from './rows.js';
 import type { Store } from './store.js';
 import type { Log } from '../logging.js';
 
@@ -60,6 +61,7 @@ export function openSqliteStore(path: string, opts: SqliteStoreOptions = {}): St
     throw err;
   }
   const st = prepareStatements(db);
+  const summaryFrom = (text: string) => rows.summaryFrom(JSON.parse(text) as AppSummaryRow);
   // IMMEDIATE takes the write lock up front, so a read-then-write transaction cannot hit
   // SQLITE_BUSY halfway through; nested calls become savepoints.
   const writing = db.transaction((fn: () => unknown) => fn()).immediate;
@@ -101,6 +103,23 @@ export function openSqliteStore(path: string, opts: SqliteStoreOptions = {}): St
         const items = st.listAppsOf
           .all({ ...page, owner: query.ownerId })
           .map((row) => rows.appFrom(row));
+        return { items, total: st.countAppsOf.get(query.ownerId) ?? 0 };
+      });
+    },
+    getAppSummary(id) {
+      const text = st.getAppSummary.get(id);
+      return text === undefined ? undefined : summaryFrom(text);
+    },
+    listAppSummaries(query) {
+      const page = { limit: sqlLimit(query.limit), offset: sqlOffset(query.offset) };
+      return snapshot(() => {
+        if (query.ownerId === undefined) {
+          return {
+            items: st.listAppSummaries.all(page).map(summaryFrom),
+            total: st.countApps.get() ?? 0,
+          };
+        }
+        const items = st.listAppSummariesOf.all({ ...page, owner: query.ownerId }).map(summaryFrom);
         return { items, total: st.countAppsOf.get(query.ownerId) ?? 0 };
       });
     },

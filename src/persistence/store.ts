@@ -23,6 +23,10 @@ export interface Store {
 
   getApp(id: string): AppRecord | undefined;
   listApps(query: ListAppsQuery): { items: AppRecord[]; total: number };
+  /** `getApp` for a view: the env's names only, no value decrypted or copied. */
+  getAppSummary(id: string): AppSummary | undefined;
+  /** `listApps` for a view, as `getAppSummary`. */
+  listAppSummaries(query: ListAppsQuery): { items: AppSummary[]; total: number };
   /** Inserts or replaces the app row. */
   putApp(app: AppRecord): void;
   /** Deletes the app with its versions and share links; returns the deleted versions (for blobs). */
@@ -79,6 +83,17 @@ export interface EnvItem {
   name: string;
   value: string;
 }
+
+/** An env entry's name alone: what every view of an app shows. */
+export interface EnvName {
+  name: string;
+}
+
+/**
+ * An app as a view shows it: its env names without their values (none is opened to read it), and
+ * without the machine snapshot.
+ */
+export type AppSummary = Omit<AppRecord, 'env' | 'snapshot'> & { env: EnvName[] };
 
 export interface AppRecord {
   id: string;

@@ -5,7 +5,7 @@ import type { Activity } from '../actors/app-activity.js';
 import { AppError, notFound } from '../errors.js';
 import { liveReleaseOf, liveVersionOf, releaseOf } from '../persistence/release.js';
 import type { StorageHealth } from '../persistence/storage-health.js';
-import type { Access, AppRecord, AuditChange, Store } from '../persistence/store.js';
+import type { Access, AppRecord, AppSummary, AuditChange, Store } from '../persistence/store.js';
 import { classify } from '../sources/classify.js';
 import { mintSourceKey } from '../sources/keys.js';
 import type { SourceStore } from '../sources/source-store.js';
@@ -166,12 +166,20 @@ export class AppService {
     return { app, sourceHash: info.hash, version };
   }
 
+  /** The apps the caller may see, as views show them (env names only). */
   list(
     identity: Identity,
     page: { limit?: number; offset?: number },
-  ): { items: AppRecord[]; total: number } {
+  ): { items: AppSummary[]; total: number } {
     const ownerId = seesAll(identity) ? undefined : identity.userId;
-    return this.deps.store.listApps({ ownerId, limit: page.limit, offset: page.offset });
+    return this.deps.store.listAppSummaries({ ownerId, limit: page.limit, offset: page.offset });
+  }
+
+  /** `get` for a view: the same check, the env's names only (no value is decrypted). */
+  summary(identity: Identity, id: string): AppSummary {
+    const app = this.deps.store.getAppSummary(id);
+    if (!app || !(seesAll(identity) || app.ownerId === identity.userId)) throw notFound('app');
+    return app;
   }
 
   /** The app if the caller may see it; another owner's app is not found, never forbidden. */

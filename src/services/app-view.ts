@@ -1,5 +1,5 @@
 import { POLL_AFTER_SECONDS, type Activity } from '../actors/app-activity.js';
-import type { Access, AppRecord, DeployRecord, EnvItem } from '../persistence/store.js';
+import type { Access, AppSummary, DeployRecord, EnvName } from '../persistence/store.js';
 
 /** The spec's App resource (§2): list item, single-app response and rollback response. */
 export interface AppView {
@@ -27,10 +27,13 @@ export interface AppView {
 }
 
 /** Env names without their values, for every view. */
-export const envNames = (env: EnvItem[]): { name: string }[] => env.map((e) => ({ name: e.name }));
+export const envNames = (env: EnvName[]): { name: string }[] => env.map((e) => ({ name: e.name }));
 
-/** `activity`: the registry's for the app (AppRegistry.activity), if one is in flight. */
-export function appView(app: AppRecord, activity?: Activity): AppView {
+/**
+ * `activity`: the registry's for the app (AppRegistry.activity), if one is in flight. A full
+ * record is a summary too; only the env's names are read.
+ */
+export function appView(app: AppSummary, activity?: Activity): AppView {
   const view: AppView = {
     app_id: app.id,
     name: app.name,

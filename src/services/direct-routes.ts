@@ -6,6 +6,15 @@ import type { Sandbox } from '../runtime/runtime.js';
 import type { Log } from '../logging.js';
 import type { StatusCounts } from '../metrics.js';
 
+/** One request a direct route carried to an app, for its access line. */
+export interface ServedRequest {
+  method: string;
+  /** Without its query string: a token in one never reaches a log. */
+  path: string;
+  status: number;
+  ms: number;
+}
+
 /** Where a direct route sends an app's visitors: a pod's address, or a socket on this host. */
 export type RouteTarget = { host: string; port: number } | { socket: string };
 
@@ -24,6 +33,8 @@ export interface RoutePublisher {
   onActivity?(listener: (appIds: string[]) => void): void;
   /** Requests the routes carried to each app since the last count, by status class. */
   onRequests?(listener: (appId: string, counts: StatusCounts) => void): void;
+  /** Each request the routes carried to an app, when they log them one by one (debug). */
+  onServed?(listener: (appId: string, request: ServedRequest) => void): void;
   /** Stops watching for activity; the routes themselves stay as they are. */
   stop?(): void;
 }

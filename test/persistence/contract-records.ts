@@ -102,6 +102,35 @@ export function recordCases(store: () => Store): void {
     expect(s.listApps({ ownerId: 'carol' })).toEqual({ items: [], total: 0 });
   });
 
+  it('shows an app for a view with its env names only, the same page as listApps', () => {
+    const s = store();
+    const env = [
+      { name: 'A', value: 'secret-a' },
+      { name: 'B', value: 'secret-b' },
+    ];
+    s.putApp(app('web', { env, snapshot: '{"v":1}', url: 'http://web.example.com' }));
+    s.putApp(app('api', { ownerId: 'bob' }));
+    const shown = Object.entries(s.getApp('web') ?? {}).filter(([key]) => key !== 'snapshot');
+    expect(s.getAppSummary('web')).toEqual({
+      ...Object.fromEntries(shown),
+      env: [{ name: 'A' }, { name: 'B' }],
+    });
+    expect(JSON.stringify(s.getAppSummary('web'))).not.toContain('secret');
+    expect(s.getAppSummary('nope')).toBeUndefined();
+    // A changed env is seen at once: names are never stale.
+    s.putApp(app('web', { env: [{ name: 'C', value: 'secret-c' }] }));
+    expect(s.getAppSummary('web')?.env).toEqual([{ name: 'C' }]);
+    const ids = (q: Parameters<Store['listAppSummaries']>[0]) =>
+      s.listAppSummaries(q).items.map((a) => a.id);
+    expect(ids({})).toEqual(['api', 'web']);
+    expect(s.listAppSummaries({ ownerId: 'alice' })).toEqual({
+      items: [s.getAppSummary('web')],
+      total: 1,
+    });
+    expect(s.listAppSummaries({ limit: 1, offset: 1 })).toMatchObject({ total: 2 });
+    expect(ids({ limit: 1, offset: 1 })).toEqual(['web']);
+  });
+
   it('stores versions newest first and finds one by number', () => {
     const s = store();
     s.putApp(app('web'));

@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { join } from 'node:path';
+import { ACCESS_FORMAT, ACCESS_LINE_BYTES, ACCESS_RING, ACCESS_RING_BYTES } from './access-ring.js';
 
 /** Where the native front door keeps its sockets and files: all under `<dataDir>/front`. */
 export function haproxyPaths(dir: string) {
@@ -41,10 +42,19 @@ export interface HaproxySettings {
   node: string;
   /** TLS is on: the proxy ends it with `paths.tls`; its digest, so a new certificate reloads. */
   tls?: { sha256: string };
+  /** The log level is debug: each direct request's line goes to the access ring (access-ring.ts). */
+  accessLog?: boolean;
 }
 
 /** The backend name of slot n, as the route map holds it. */
 export const slotBackend = (n: number): string => `slot_${n}`;
+
+/**
+ * The header by which the control plane says its answer ends the visitor's connection (a drain's).
+ * HAProxy takes a server's `Connection: close` for its own connection to that server only, and
+ * keeps the visitor's open; this one it turns into `Connection: close` to the visitor, and drops.
+ */
+export const CLOSE_MARK = 'x-slipway-close';
 
 /** Request heads above this go to the control plane, which answers them as it does any (431). */
 const MAX_HEAD_BYTES = 16 * 1024;
@@ -87,6 +97,7 @@ export function haproxyConfig(settings: HaproxySettings, paths: HaproxyPaths): s
     '  stats timeout 1m',
     `  tune.bufsize ${BUFFER_BYTES}`,
     '',
+    ...accessRing(settings),
     'defaults',
     '  mode http',
     '  timeout connect 5s',
@@ -124,6 +135,7 @@ export function haproxyConfig(settings: HaproxySettings, paths: HaproxyPaths): s
     `  http-request set-header X-Forwarded-Proto ${proto} if direct`,
     '  http-request del-header proxy-connection if direct',
     '  http-request del-header keep-alive if direct',
+    ...accessLog(settings),
     '  use_backend %[var(txn.slot)] if direct',
     '  default_backend control',
     '',
@@ -132,6 +144,7 @@ export function haproxyConfig(settings: HaproxySettings, paths: HaproxyPaths): s
     'backend control',
     // A TLS handshake on a loaded host can take longer than the check interval.
     '  timeout check 2s',
+    ...closeOnMark(),
     `  server cp unix@${paths.controlPlane} send-proxy${toControl} check inter 500ms rise 1 fall 1 check-send-proxy${tls ? ' check-ssl' : ''} ${MARK_DOWN}`,
     `  server relay unix@${paths.relay} send-proxy${toControl} backup`,
     '',
@@ -145,12 +158,45 @@ export function haproxyConfig(settings: HaproxySettings, paths: HaproxyPaths): s
     lines.push(
       '',
       `backend ${slotBackend(n)}`,
+      // The hold socket is the control plane's too: a drain's answer there ends the visit as well.
+      ...closeOnMark(),
       `  server app unix@${paths.slot(n)} maxconn ${MAX_CONNS_PER_APP} check inter 1h ${MARK_DOWN}`,
       `  server hold unix@${paths.hold} backup`,
     );
   }
   return `${lines.join('\n')}\n`;
 }
+
+/**
+ * At debug, the access lines of the requests the proxy carries straight to apps, in a ring of
+ * bounded memory the control plane follows (access-ring.ts); none otherwise, so the default pays
+ * nothing. The control plane logs the requests it answers itself.
+ */
+function accessRing(settings: HaproxySettings): string[] {
+  if (!settings.accessLog) return [];
+  return [
+    `ring ${ACCESS_RING}`,
+    '  format raw',
+    `  maxlen ${ACCESS_LINE_BYTES}`,
+    `  size ${ACCESS_RING_BYTES}`,
+    '',
+  ];
+}
+
+function accessLog(settings: HaproxySettings): string[] {
+  if (!settings.accessLog) return [];
+  return [
+    `  log ring@${ACCESS_RING} local0`,
+    `  log-format "${ACCESS_FORMAT}"`,
+    '  http-request set-log-level silent if !direct',
+  ];
+}
+
+/** Turns the control plane's CLOSE_MARK into `Connection: close` to the visitor. */
+const closeOnMark = (): string[] => [
+  `  http-response set-header connection close if { res.hdr(${CLOSE_MARK}) -m found }`,
+  `  http-response del-header ${CLOSE_MARK}`,
+];
 
 /** HAProxy's own answers (a malformed request, a timeout) in the API's error body and codes. */
 function errorPages(): string[] {

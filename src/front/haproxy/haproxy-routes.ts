@@ -1,5 +1,6 @@
 import { readlink, rename, rm, symlink, writeFile } from 'node:fs/promises';
-import type { RoutePublisher, RouteTarget } from '../../services/direct-routes.js';
+import type { RoutePublisher, RouteTarget, ServedRequest } from '../../services/direct-routes.js';
+import { followAccessRing } from './access-ring.js';
 import { haproxyChange, haproxyCommand } from './haproxy-cli.js';
 import { slotBackend, type HaproxyPaths } from './haproxy-config.js';
 import type { Log } from '../../logging.js';
@@ -40,10 +41,15 @@ export class HaproxyRoutes implements RoutePublisher {
   private poller: NodeJS.Timeout | undefined;
   private chain: Promise<unknown> = Promise.resolve();
 
+  /** The access ring's reading, while someone listens (only when the proxy writes it). */
+  private ring: { stop(): void } | undefined;
+
   constructor(
     private readonly paths: HaproxyPaths,
     private readonly slots: number,
     private readonly log: Log,
+    /** The proxy writes each direct request's line to its access ring (the log level is debug). */
+    private readonly accessLog = false,
   ) {
     this.free = Array.from({ length: slots }, (_, n) => n);
   }
@@ -103,6 +109,15 @@ export class HaproxyRoutes implements RoutePublisher {
     this.startPolling();
   }
 
+  onServed(listener: (appId: string, request: ServedRequest) => void): void {
+    if (!this.accessLog || this.ring) return;
+    this.ring = followAccessRing(
+      this.paths.admin,
+      (request) => listener(appOfHost(request.host), request),
+      (err) => this.log('warn', 'the front door access log cannot be read; retrying', { err }),
+    );
+  }
+
   private startPolling(): void {
     this.poller ??= setInterval(() => void this.poll(), ACTIVITY_POLL_MS);
     this.poller.unref();
@@ -112,6 +127,8 @@ export class HaproxyRoutes implements RoutePublisher {
   stop(): void {
     clearInterval(this.poller);
     this.poller = undefined;
+    this.ring?.stop();
+    this.ring = undefined;
   }
 
   private async point(appId: string, host: string, target: string): Promise<void> {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { mcpAppView } from '../app-view.js';
-import type { AppRecord } from '../../persistence/store.js';
+import type { AppSummary } from '../../persistence/store.js';
 import { followToEnd, watchDeploy } from '../deploy-outcome.js';
 import { appIdArg, appObject, appShape, progressShape } from '../schemas.js';
 import { defineTool } from '../tool.js';
@@ -30,7 +30,7 @@ export const listApps = defineTool({
   annotations: { readOnlyHint: true, openWorldHint: false },
   async run({ limit, offset }, { identity, services }) {
     const page = services.apps.list(identity, { limit, offset });
-    const view = (app: AppRecord) => mcpAppView(app, services.registry.activity(app.id));
+    const view = (app: AppSummary) => mcpAppView(app, services.registry.activity(app.id));
     return { items: page.items.map(view), total: page.total };
   },
 });
@@ -48,7 +48,7 @@ export const getApp = defineTool({
   output: appShape,
   annotations: { readOnlyHint: true, openWorldHint: false },
   async run({ app_id }, { identity, services }) {
-    const app = services.apps.get(identity, app_id);
+    const app = services.apps.summary(identity, app_id);
     return mcpAppView(app, services.registry.activity(app.id));
   },
 });

@@ -119,6 +119,8 @@ export async function openConfigMapStore(opts: ConfigMapStoreOptions): Promise<S
 
     getApp: (id) => inner.getApp(id),
     listApps: (query) => inner.listApps(query),
+    getAppSummary: (id) => inner.getAppSummary(id),
+    listAppSummaries: (query) => inner.listAppSummaries(query),
     putApp: (record) => write([app(record.id)], () => inner.putApp(record)),
     deleteApp: (id) => write([app(id)], () => inner.deleteApp(id)),
 

@@ -92,6 +92,18 @@ const effectsSummary = (effects: AppEffect[]) => ({
   notes: effects.flatMap((e) => (e.type === 'note' ? [`[slipway] ${e.text}`] : [])),
 });
 
+/**
+ * The supervisor's own note, not the machine's: as a redeploy's candidate turns healthy while
+ * another release serves, it says the traffic moves (issue 29's `switching` step) before the
+ * machine's notes of the move.
+ */
+const switchNote = (step: { label: string; before: ModelSnapshot }): string[] =>
+  step.label === 'HEALTHY' &&
+  String(step.before.value) === 'Starting' &&
+  step.before.context.serving !== null
+    ? [`[slipway] switching traffic to version ${step.before.context.version}`]
+    : [];
+
 describe('app machine model', () => {
   it('has paths to walk', () => {
     expect(paths.length).toBeGreaterThan(20);
@@ -134,7 +146,8 @@ describe('the real registry follows the model', () => {
       for (const step of steps) {
         await sut.produce(step.label);
         try {
-          sut.check(step.after, effectsSummary(step.effects));
+          const expected = effectsSummary(step.effects);
+          sut.check(step.after, { ...expected, notes: [...switchNote(step), ...expected.notes] });
         } catch (err) {
           throw new Error(
             `after ${step.label} (${String(step.before.value)} → ${String(step.after.value)}): ${String(err)}`,

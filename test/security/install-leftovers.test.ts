@@ -26,8 +26,9 @@ describe('the general lane install step', () => {
         version: '1.0.0',
         main: 'server.js',
         scripts: {
+          // The step waits until the daemon runs: on a loaded host the step could end first.
           preinstall:
-            "setsid sh -c 'echo daemon-up > /tmp/daemon; while :; do sleep 1; done' >/dev/null 2>&1 < /dev/null &",
+            "setsid sh -c 'echo daemon-up > /tmp/daemon; while :; do sleep 1; done' >/dev/null 2>&1 < /dev/null & while [ ! -s /tmp/daemon ]; do sleep 0.05; done",
         },
       }),
       'server.js': `const fs = require('node:fs');

@@ -3,6 +3,7 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { stopFrontDoor } from '../../src/front/front-door.js';
 
 /**
  * Sandboxes never fall back to host uid 0: where the sandbox users could not reach their runtime
@@ -10,7 +11,12 @@ import { afterAll, describe, expect, it } from 'vitest';
  */
 describe('a runtime dir the sandbox users cannot reach', () => {
   const home = mkdtempSync(join(tmpdir(), 'slipway-home-'));
-  afterAll(() => rmSync(home, { recursive: true, force: true }));
+  afterAll(async () => {
+    // The refused start stops the front door it launched; under heavy load one was once left
+    // writing into the data dir: stop it before removing the dir.
+    await stopFrontDoor(join(home, 'data'), () => undefined);
+    rmSync(home, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
+  });
 
   it.runIf(process.getuid?.() === 0)('stops the start with one clear line', () => {
     chmodSync(home, 0o700);

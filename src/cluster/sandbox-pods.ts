@@ -6,6 +6,7 @@ import {
   type V1ObjectReference,
   type V1Pod,
 } from '@kubernetes/client-node';
+import { restartOnDrop, type InformerRestart } from './informer-restart.js';
 
 /** The label every sandbox pod carries (the SandboxTemplate's pod template). */
 export const SANDBOX_POD_SELECTOR = 'slipway.dev/sandbox=true';
@@ -15,8 +16,6 @@ export interface PodEndpoint {
   conditions: V1EndpointConditions;
   targetRef?: V1ObjectReference;
 }
-
-const RESYNC_DELAY_MS = 1_000;
 
 /**
  * An endpoint's conditions as the EndpointSlice controller derives them from a pod: serving while
@@ -48,14 +47,13 @@ export function endpointOf(pod: V1Pod | undefined): PodEndpoint {
 export class SandboxPods {
   private readonly informer;
   private readonly byIP = new Map<string, V1Pod>();
-  private stopped = false;
-  private restartTimer: NodeJS.Timeout | undefined;
+  private readonly restart: InformerRestart;
 
   constructor(
     kc: KubeConfig,
     namespace: string,
     private readonly onChange: (ip: string) => void,
-    private readonly onDrop: (err: unknown) => void,
+    onDrop: (err: unknown) => void,
   ) {
     const core = kc.makeApiClient(CoreV1Api);
     this.informer = makeInformer<V1Pod>(
@@ -67,17 +65,16 @@ export class SandboxPods {
     this.informer.on('add', (pod) => this.seen(pod));
     this.informer.on('update', (pod) => this.seen(pod));
     this.informer.on('delete', (pod) => this.gone(pod));
-    this.informer.on('error', (err: unknown) => this.dropped(err));
+    this.restart = restartOnDrop(this.informer, onDrop);
   }
 
   /** Lists and watches; an API that does not answer now is tried again (the routes work meanwhile). */
   async start(): Promise<void> {
-    await this.informer.start().catch((err: unknown) => this.dropped(err));
+    await this.informer.start().catch(this.restart.dropped);
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.restartTimer);
+    this.restart.stop();
     await this.informer.stop();
   }
 
@@ -105,14 +102,5 @@ export class SandboxPods {
       status: { ...pod.status, conditions: [] },
     });
     this.onChange(ip);
-  }
-
-  private dropped(err: unknown): void {
-    this.onDrop(err);
-    if (this.stopped || this.restartTimer !== undefined) return;
-    this.restartTimer = setTimeout(() => {
-      this.restartTimer = undefined;
-      this.informer.start().catch((e: unknown) => this.dropped(e));
-    }, RESYNC_DELAY_MS);
   }
 }

@@ -1,4 +1,5 @@
 import { makeInformer, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import { restartOnDrop, type InformerRestart } from '../../cluster/informer-restart.js';
 
 export interface WatchedObject extends KubernetesObject {
   spec?: Record<string, unknown>;
@@ -7,9 +8,6 @@ export interface WatchedObject extends KubernetesObject {
     [key: string]: unknown;
   };
 }
-
-/** After a watch drops, the informer is restarted (a fresh list, then watch) this much later. */
-const RESYNC_DELAY_MS = 1_000;
 
 /**
  * A watched collection of one kind in one namespace (list, then watch, re-listed whenever the
@@ -20,14 +18,14 @@ export class ObjectWatch<T extends WatchedObject> {
   private readonly waiters = new Set<() => void>();
   private stopped = false;
   private connected = false;
-  private restartTimer: NodeJS.Timeout | undefined;
+  private readonly restart: InformerRestart;
 
   constructor(
     kc: KubeConfig,
     path: string,
     list: () => Promise<{ items: T[] }>,
     labelSelector: string,
-    private readonly onDrop: (err: unknown) => void,
+    onDrop: (err: unknown) => void,
   ) {
     this.informer = makeInformer<T>(kc, path, list as never, labelSelector);
     for (const verb of ['add', 'update', 'delete'] as const) {
@@ -37,18 +35,10 @@ export class ObjectWatch<T extends WatchedObject> {
       this.connected = true;
       this.wake();
     });
-    this.informer.on('error', (err: unknown) => this.dropped(err));
-  }
-
-  /** The watch (or a re-list) failed: once, a second later, list and watch again. */
-  private dropped(err: unknown): void {
-    this.connected = false;
-    this.onDrop(err);
-    if (this.stopped || this.restartTimer !== undefined) return;
-    this.restartTimer = setTimeout(() => {
-      this.restartTimer = undefined;
-      this.informer.start().catch((e: unknown) => this.dropped(e));
-    }, RESYNC_DELAY_MS);
+    this.restart = restartOnDrop(this.informer, (err) => {
+      this.connected = false;
+      onDrop(err);
+    });
   }
 
   async start(): Promise<void> {
@@ -58,8 +48,7 @@ export class ObjectWatch<T extends WatchedObject> {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    clearTimeout(this.restartTimer);
-    this.restartTimer = undefined;
+    this.restart.stop();
     await this.informer.stop();
     this.wake();
   }

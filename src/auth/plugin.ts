@@ -119,13 +119,8 @@ async function authPlugin(app: FastifyInstance): Promise<void> {
     carriesSlipwayBearer: async (message: IncomingMessage) => {
       const { authorization } = message.headers;
       const credential = bearerCredential(authorization);
-      let digest: Buffer;
-      try {
-        digest = credential.digest();
-      } catch (err) {
-        if (err instanceof AppError && err.status === 401) return false;
-        throw err;
-      }
+      const digest = wellFormedDigest(credential);
+      if (!digest) return false;
       if (serviceTokens.some((entry) => timingSafeEqual(digest, entry.digest))) return true;
       if (!mode) return false;
       if (verifiedKeys?.get(digest)) return true;
@@ -235,20 +230,25 @@ Object.defineProperty(authPlugin, Symbol.for('fastify.display-name'), { value: '
 export { authPlugin };
 
 /** The identity of a service token presented under its prefix, compared in constant time. */
+/** The bearer's digest, or undefined when the request carries no well-formed bearer token. */
+function wellFormedDigest(credential: BearerCredential): Buffer | undefined {
+  try {
+    return credential.digest();
+  } catch (err) {
+    if (err instanceof AppError && err.status === 401) return undefined;
+    throw err;
+  }
+}
+
 function serviceIdentity(
   tokens: ReadonlyArray<{ prefix: string; digest: Buffer; identity: Identity }>,
   request: FastifyRequest,
   credential: BearerCredential,
 ): Identity | undefined {
   if (tokens.length === 0) return undefined;
-  let digest: Buffer;
-  try {
-    digest = credential.digest();
-  } catch (err) {
-    // No well-formed bearer: no service token; the mode's check refuses it with its own 401.
-    if (err instanceof AppError && err.status === 401) return undefined;
-    throw err;
-  }
+  // No well-formed bearer: no service token; the mode's check refuses it with its own 401.
+  const digest = wellFormedDigest(credential);
+  if (!digest) return undefined;
   const forms = pathForms(request.url);
   let found: Identity | undefined;
   for (const entry of tokens) {

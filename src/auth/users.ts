@@ -124,11 +124,19 @@ export function deleteUser(store: Store, id: string, configuredAdmins: Configure
   });
 }
 
-/** A well-formed reference to a department that does not exist: the department is not found. */
+/**
+ * A well-formed reference to a department that does not exist. 409, not 404: the user the request
+ * names may well exist, and a client must be able to tell the two apart.
+ */
 function checkDepartment(store: Store, id: string): void {
   if (!store.getDepartment(id)) {
-    throw new AppError(404, 'not_found', `department ${id} not found: create it first`, {
-      department: id,
-    });
+    throw new AppError(
+      409,
+      'unknown_department',
+      `department ${id} does not exist: create it first`,
+      {
+        department: id,
+      },
+    );
   }
 }

@@ -97,7 +97,7 @@ describe('/api/users', () => {
     }
   });
 
-  it('validates bodies: bad name, unknown field, wrong type → 400; unknown department → 404', async () => {
+  it('validates bodies: bad name, unknown field, wrong type → 400; unknown department → 409', async () => {
     const bodies = [
       { name: '-bad' },
       { name: 'ok', admin: true },
@@ -115,10 +115,28 @@ describe('/api/users', () => {
       method: 'POST',
       body: nowhere,
     });
-    expect(res.status).toBe(404);
-    expect(json(res.body)).toMatchObject({ code: 'not_found', details: { department: 'nowhere' } });
+    expect(res.status).toBe(409);
+    expect(json(res.body)).toMatchObject({
+      code: 'unknown_department',
+      details: { department: 'nowhere' },
+    });
     expect(s.app.store.getUser('apikey-ok')).toBeUndefined();
     expect(s.app.store.getUser('apikey-12345')).toBeUndefined();
+  });
+
+  it('PATCH of an existing user to an unknown department → 409, told apart from an unknown user', async () => {
+    const before = s.app.store.getUser('apikey-plain');
+    const res = await call(s.baseURL, '/api/users/apikey-plain', {
+      ...as(ADMIN),
+      method: 'PATCH',
+      body: { department: 'nowhere', status: 'suspended' },
+    });
+    expect(res.status).toBe(409);
+    expect(json(res.body)).toMatchObject({
+      code: 'unknown_department',
+      details: { department: 'nowhere' },
+    });
+    expect(s.app.store.getUser('apikey-plain')).toEqual(before);
   });
 
   it('GET, PATCH and DELETE an unknown id → 404', async () => {

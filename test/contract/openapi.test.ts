@@ -35,7 +35,8 @@ const isOpen = (o: Operation): boolean =>
  * guessing) and share_links_unavailable (503 on the memory store backend), the data-safety
  * issue's last_admin (409 of a change that would leave no active admin), and issue 30's
  * headers_too_large (431) and request_timeout (408), and issue 29's nothing_to_cancel (409 of a
- * cancel with no deploy in flight).
+ * cancel with no deploy in flight), and unknown_department (409 of a user naming a department
+ * that does not exist, told apart from the 404 of a user that does not exist).
  */
 const ERROR_CODES = new Set([
   'in_use',
@@ -70,6 +71,7 @@ const ERROR_CODES = new Set([
   'internal',
   'not_ready',
   'nothing_to_cancel',
+  'unknown_department',
 ]);
 
 /** spec §5: the paths open even when auth is enabled. */

@@ -12,15 +12,7 @@ import type { AppSummary } from '../persistence/store.js';
 import { parseMetadataJson } from '../services/deploy-metadata.js';
 import { sourceTooLarge } from '../sources/tarball.js';
 import { StageClock } from '../stage-clock.js';
-import {
-  appAccepted,
-  appIdParams,
-  appListResponse,
-  appSchema,
-  deployResponse,
-  listQuery,
-  updateAppBody,
-} from './apps-schemas.js';
+import * as api from './api-schemas.js';
 
 const METADATA_MAX_BYTES = 256 * 1024;
 const LAST_LOG_LINES = 20;
@@ -43,7 +35,7 @@ export function appsRoutes(service: AppService, registry: AppRegistry, maxSource
       },
     });
 
-    app.post('/v1/deploy', { schema: { response: deployResponse } }, async (request, reply) => {
+    app.post('/v1/deploy', { schema: api.deployApp }, async (request, reply) => {
       const identity = requireIdentity(request);
       const clock = new StageClock();
       const { metadataText, source } = await readDeployParts(request, maxSourceBytes);
@@ -68,75 +60,51 @@ export function appsRoutes(service: AppService, registry: AppRegistry, maxSource
       return reply.status(202).send({ app_id: deployed.id, status_url: `/v1/apps/${deployed.id}` });
     });
 
-    app.get(
-      '/v1/apps',
-      { schema: { querystring: listQuery, response: appListResponse } },
-      async (request) => {
-        const page = service.list(requireIdentity(request), request.query);
-        return { items: page.items.map(view), total: page.total };
-      },
+    app.get('/v1/apps', { schema: api.listApps }, async (request) => {
+      const page = service.list(requireIdentity(request), request.query);
+      return { items: page.items.map(view), total: page.total };
+    });
+
+    app.get('/v1/apps/:id', { schema: api.getApp }, async (request) =>
+      view(service.summary(requireIdentity(request), request.params.id)),
     );
 
-    app.get(
-      '/v1/apps/:id',
-      { schema: { params: appIdParams, response: { 200: appSchema } } },
-      async (request) => view(service.summary(requireIdentity(request), request.params.id)),
-    );
+    app.patch('/v1/apps/:id', { schema: api.updateApp }, async (request, reply) => {
+      const { app: updated, version } = await service.update(
+        requireIdentity(request),
+        request.params.id,
+        request.body,
+      );
+      if (version === undefined) return reply.status(200).send(view(updated));
+      // A config release answers as a deploy does: Ready, on its way, or failed with its logs.
+      const logs = registry.logs(updated.id, version).slice(-LAST_LOG_LINES).map(logLineText);
+      const failure = deployFailure(updated, version, logs);
+      if (failure) throw failure;
+      if (updated.phase === 'Ready' && updated.url) return reply.status(200).send(view(updated));
+      return reply.status(202).send({ ...view(updated), status_url: `/v1/apps/${updated.id}` });
+    });
 
-    app.patch(
-      '/v1/apps/:id',
-      {
-        schema: {
-          params: appIdParams,
-          body: updateAppBody,
-          response: { 200: appSchema, 202: appAccepted },
-        },
-      },
-      async (request, reply) => {
-        const { app: updated, version } = await service.update(
-          requireIdentity(request),
-          request.params.id,
-          request.body,
-        );
-        if (version === undefined) return reply.status(200).send(view(updated));
-        // A config release answers as a deploy does: Ready, on its way, or failed with its logs.
-        const logs = registry.logs(updated.id, version).slice(-LAST_LOG_LINES).map(logLineText);
-        const failure = deployFailure(updated, version, logs);
-        if (failure) throw failure;
-        if (updated.phase === 'Ready' && updated.url) return reply.status(200).send(view(updated));
-        return reply.status(202).send({ ...view(updated), status_url: `/v1/apps/${updated.id}` });
-      },
-    );
-
-    app.delete('/v1/apps/:id', { schema: { params: appIdParams } }, async (request, reply) => {
+    app.delete('/v1/apps/:id', { schema: api.deleteApp }, async (request, reply) => {
       await service.delete(requireIdentity(request), request.params.id);
       return reply.status(204).send();
     });
 
-    app.post(
-      '/v1/apps/:id/suspend',
-      { schema: { params: appIdParams, response: { 200: appSchema } } },
-      async (request) => view(await service.suspend(requireIdentity(request), request.params.id)),
+    app.post('/v1/apps/:id/suspend', { schema: api.suspendApp }, async (request) =>
+      view(await service.suspend(requireIdentity(request), request.params.id)),
     );
 
     // No body: the deploy or rollback in flight is the one there is.
-    app.post(
-      '/v1/apps/:id/cancel',
-      { schema: { params: appIdParams, response: { 200: appSchema } } },
-      async (request) => view(service.cancel(requireIdentity(request), request.params.id)),
+    app.post('/v1/apps/:id/cancel', { schema: api.cancelDeploy }, async (request) =>
+      view(service.cancel(requireIdentity(request), request.params.id)),
     );
 
-    app.post(
-      '/v1/apps/:id/resume',
-      { schema: { params: appIdParams, response: { 200: appSchema } } },
-      async (request, reply) => {
-        const clock = new StageClock();
-        const app = await service.resume(requireIdentity(request), request.params.id, clock);
-        clock.mark('reply');
-        reply.header('server-timing', clock.header());
-        return view(app);
-      },
-    );
+    app.post('/v1/apps/:id/resume', { schema: api.resumeApp }, async (request, reply) => {
+      const clock = new StageClock();
+      const app = await service.resume(requireIdentity(request), request.params.id, clock);
+      clock.mark('reply');
+      reply.header('server-timing', clock.header());
+      return view(app);
+    });
   };
 }
 

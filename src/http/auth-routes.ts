@@ -3,6 +3,7 @@ import { requireIdentity } from '../auth/guards.js';
 import '../auth/plugin.js';
 import { publicBaseURL } from '../auth/plugin.js';
 import { AppError } from '../errors.js';
+import * as api from './api-schemas.js';
 
 /**
  * `GET /api/auth` (public: which mode, where to log in), `GET /api/whoami` (the caller) and the
@@ -10,14 +11,14 @@ import { AppError } from '../errors.js';
  */
 export async function authRoutes(app: FastifyInstance): Promise<void> {
   const dashboard = dashboardOidc(app);
-  app.get('/api/auth', { schema: { response: { 200: authInfoSchema } } }, async () => ({
+  app.get('/api/auth', { schema: api.getAuthInfo }, async () => ({
     enabled: app.auth.enabled,
     mode: app.auth.modeName,
     loginUrl: app.auth.mode?.loginUrl ?? '',
     ...(dashboard ? { oidc: dashboard } : {}),
   }));
 
-  app.get('/api/whoami', { schema: { response: { 200: whoamiSchema } } }, async (request) => {
+  app.get('/api/whoami', { schema: api.whoami }, async (request) => {
     const identity = requireIdentity(request);
     return {
       user_id: identity.userId,
@@ -44,8 +45,14 @@ export async function authRoutes(app: FastifyInstance): Promise<void> {
       bearer_methods_supported: ['header'],
     };
   };
-  app.get('/.well-known/oauth-protected-resource', metadata);
-  app.get('/.well-known/oauth-protected-resource/*', metadata);
+  app.get(
+    '/.well-known/oauth-protected-resource',
+    { schema: api.getProtectedResourceMetadata },
+    metadata,
+  );
+  // A wildcard, not the spec's `{resource_path}`: a resource's path may have several segments.
+  const { response } = api.getProtectedResourceMetadataForPath;
+  app.get('/.well-known/oauth-protected-resource/*', { schema: { response } }, metadata);
 }
 
 /**
@@ -62,37 +69,3 @@ function dashboardOidc(app: FastifyInstance) {
     audience: oidc.audience ?? '',
   };
 }
-
-const authInfoSchema = {
-  type: 'object',
-  required: ['enabled', 'mode', 'loginUrl'],
-  properties: {
-    enabled: { type: 'boolean' },
-    mode: { type: 'string' },
-    loginUrl: { type: 'string' },
-    oidc: {
-      type: 'object',
-      required: ['issuer', 'client_id', 'scopes', 'audience'],
-      properties: {
-        issuer: { type: 'string' },
-        client_id: { type: 'string' },
-        scopes: { type: 'array', items: { type: 'string' } },
-        audience: { type: 'string' },
-      },
-    },
-  },
-} as const;
-
-const whoamiSchema = {
-  type: 'object',
-  required: ['user_id', 'name', 'role', 'scopes', 'mode'],
-  properties: {
-    user_id: { type: 'string' },
-    name: { type: 'string' },
-    email: { type: 'string' },
-    role: { type: 'string' },
-    department: { type: 'string' },
-    scopes: { type: 'array', items: { type: 'string' } },
-    mode: { type: 'string' },
-  },
-} as const;

@@ -4,19 +4,10 @@ import type { FastifyInstance } from 'fastify';
 import type { AppRegistry } from '../actors/registry.js';
 import { requireIdentity } from '../auth/guards.js';
 import type { AppService } from '../services/app-service.js';
-import { appIdParams } from './apps-schemas.js';
+import * as api from './api-schemas.js';
 import { SHUTTING_DOWN, type Drain } from './drain.js';
 import { HEARTBEAT_MS, MAX_BUFFERED_BYTES, SseStream } from './sse.js';
 import { StreamQuota, type StreamCap } from './stream-quota.js';
-
-const logsQuery = {
-  type: 'object',
-  properties: {
-    follow: { type: 'boolean', default: false },
-    version: { type: 'integer', minimum: 1 },
-  },
-  additionalProperties: false,
-} as const;
 
 export interface LogsRoutesOptions {
   /** `limits.maxConcurrentLogStreamsPerUser`; <= 0 means the default of 10. */
@@ -49,45 +40,41 @@ export function logsRoutes(service: AppService, registry: AppRegistry, opts: Log
     opts.drain?.onBegin(endAll);
     app.addHook('preClose', async () => endAll());
 
-    app.get(
-      '/v1/apps/:id/logs',
-      { schema: { params: appIdParams, querystring: logsQuery } },
-      async (request, reply) => {
-        const identity = requireIdentity(request);
-        const { id } = request.params;
-        service.get(identity, id);
-        const release = quota.acquire(identity.userId);
-        const { version, follow } = request.query;
-        const snapshot = registry.logs(id, version).slice(-SNAPSHOT_LINES);
-        reply.hijack();
-        let unfollow = (): void => undefined;
-        const stream = new SseStream(request.raw, reply.raw, {
-          heartbeatMs: opts.heartbeatMs ?? HEARTBEAT_MS,
-          // The snapshot is sent at once and is bounded (200 lines of at most 16 KiB): it may sit
-          // in the buffer whole; only a follower falling behind beyond that is dropped.
-          maxBufferedBytes: MAX_BUFFERED_BYTES + bytesOf(snapshot.map(logLineText)),
-          // However it ends (done, client gone, dropped, failed): slot and subscription go.
-          onClose: () => {
-            open.delete(stream);
-            unfollow();
-            release();
-          },
-        });
-        open.add(stream);
-        const send = (line: AppLogLine): boolean =>
-          stream.send(logLineText(line), undefined, String(line.version));
-        for (const line of snapshot) send(line);
-        if (!follow) return stream.end();
-        unfollow = registry.followLogs(id, {
-          line: (line) => {
-            if (version === undefined || line.version === version) send(line);
-          },
-          end: (reason) => stream.fail(reason),
-        });
-        // Dropped while the snapshot was written: onClose ran before there was anything to undo.
-        if (stream.closed) unfollow();
-      },
-    );
+    app.get('/v1/apps/:id/logs', { schema: api.streamAppLogs }, async (request, reply) => {
+      const identity = requireIdentity(request);
+      const { id } = request.params;
+      service.get(identity, id);
+      const release = quota.acquire(identity.userId);
+      const { version, follow } = request.query;
+      const snapshot = registry.logs(id, version).slice(-SNAPSHOT_LINES);
+      reply.hijack();
+      let unfollow = (): void => undefined;
+      const stream = new SseStream(request.raw, reply.raw, {
+        heartbeatMs: opts.heartbeatMs ?? HEARTBEAT_MS,
+        // The snapshot is sent at once and is bounded (200 lines of at most 16 KiB): it may sit
+        // in the buffer whole; only a follower falling behind beyond that is dropped.
+        maxBufferedBytes: MAX_BUFFERED_BYTES + bytesOf(snapshot.map(logLineText)),
+        // However it ends (done, client gone, dropped, failed): slot and subscription go.
+        onClose: () => {
+          open.delete(stream);
+          unfollow();
+          release();
+        },
+      });
+      open.add(stream);
+      const send = (line: AppLogLine): boolean =>
+        stream.send(logLineText(line), undefined, String(line.version));
+      for (const line of snapshot) send(line);
+      if (!follow) return stream.end();
+      unfollow = registry.followLogs(id, {
+        line: (line) => {
+          if (version === undefined || line.version === version) send(line);
+        },
+        end: (reason) => stream.fail(reason),
+      });
+      // Dropped while the snapshot was written: onClose ran before there was anything to undo.
+      if (stream.closed) unfollow();
+    });
   };
 }
 

@@ -4,6 +4,8 @@ export interface RouteEntry {
   method: HTTPMethods;
   /** The fastify URL pattern as registered, e.g. `/v1/apps/:id`. */
   url: string;
+  /** The route's schema option as given (the contract test checks it is the spec's). */
+  schema?: unknown;
 }
 
 declare module 'fastify' {
@@ -24,7 +26,7 @@ export class RouteTable {
   record(route: RouteOptions & { routePath: string; prefix: string }): void {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     for (const method of methods) {
-      const entry = { method, url: route.url };
+      const entry = { method, url: route.url, schema: route.schema };
       this.recorded.push(entry);
       // fastify runs onRoute only for the bare `/prefix` of a plugin's `/` route, not for the
       // `/prefix/` twin it registers next (prefixTrailingSlash 'both'), so look that one up later.

@@ -79,8 +79,9 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     // with one aggregated info line a minute (request-log.ts).
     logController: new LogController({ disableRequestLogging: true }),
     // Bodies are never coerced ("1" is not a version); query strings are converted strictly by
-    // strict-query.ts, and only where the spec types them.
-    ajv: { customOptions: { coerceTypes: false } },
+    // strict-query.ts, and only where the spec types them. A field the spec's schema closes out
+    // is refused (400), never dropped silently.
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false } },
     // The routes' schemas bound each parameter and answer a 400 in the error envelope.
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     // HEAD is served where the spec names it (source blobs), not on every GET.

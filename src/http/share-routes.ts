@@ -4,9 +4,9 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { requireIdentity } from '../auth/guards.js';
 import { AppError } from '../errors.js';
 import type { ShareService } from '../services/share-links.js';
-import { appIdParams, listQuery } from './apps-schemas.js';
+import * as api from './api-schemas.js';
 import { renderSharePage, sharePageHeaders, type SharePage } from './share-page.js';
-import { passwordOf, tokenParams } from './share-schemas.js';
+import { passwordOf } from './share-schemas.js';
 
 /**
  * Share links (spec §4): creation and listing under /v1/apps/{id}, the public resolve under
@@ -16,40 +16,40 @@ import { passwordOf, tokenParams } from './share-schemas.js';
 export function shareRoutes(shares: ShareService) {
   return async function routes(fastify: FastifyInstance): Promise<void> {
     const app = fastify.withTypeProvider<JsonSchemaToTsProvider>();
-    app.post('/v1/apps/:id/share-links', { schema: { params: appIdParams } }, async (request) =>
+    app.post('/v1/apps/:id/share-links', { schema: api.createShareLink }, async (request) =>
       // The service validates the body: the MCP tools hand it the same unchecked input.
       shares.create(requireIdentity(request), request.params.id, request.body),
     );
 
-    app.get(
-      '/v1/apps/:id/share-links',
-      { schema: { params: appIdParams, querystring: listQuery } },
-      async (request) => shares.list(requireIdentity(request), request.params.id, request.query),
+    app.get('/v1/apps/:id/share-links', { schema: api.listShareLinks }, async (request) =>
+      shares.list(requireIdentity(request), request.params.id, request.query),
     );
 
-    app.get('/api/share/:token', { schema: { params: tokenParams } }, async (request) =>
+    app.get('/api/share/:token', { schema: api.resolveShareLink }, async (request) =>
       shares.resolve(request.params.token),
     );
 
-    app.post('/api/share/:token', { schema: { params: tokenParams } }, async (request) =>
+    app.post('/api/share/:token', { schema: api.unlockShareLink }, async (request) =>
       shares.resolve(request.params.token, passwordOf(request.body), request.ip),
     );
 
     app.delete(
       '/api/share-links/:token',
-      { schema: { params: tokenParams } },
+      { schema: api.revokeShareLink },
       async (request, reply) => {
         shares.revoke(requireIdentity(request), request.params.token);
         return reply.status(204).send();
       },
     );
 
-    app.get('/share/:token', { schema: { params: tokenParams } }, async (request, reply) =>
+    // The pages are not the API, but their token is the API's.
+    const pageSchema = { params: api.resolveShareLink.params };
+    app.get('/share/:token', { schema: pageSchema }, async (request, reply) =>
       sendPage(reply, pageFor(shares, request.params.token)),
     );
 
     // The page's "Open" of an open link: a private app's code is minted now, when it is used.
-    app.get('/share/:token/open', { schema: { params: tokenParams } }, async (request, reply) => {
+    app.get('/share/:token/open', { schema: pageSchema }, async (request, reply) => {
       const token = request.params.token;
       let target: string | undefined;
       try {

@@ -1,16 +1,6 @@
 import { badRequest } from '../errors.js';
 
 /**
- * Share-route inputs. The token is any string here: one that is not 64 hex characters cannot be
- * a token, and the service answers it 404 like any other unknown link, not 400.
- */
-export const tokenParams = {
-  type: 'object',
-  properties: { token: { type: 'string' } },
-  required: ['token'],
-} as const;
-
-/**
  * The bodies are optional (POST without one creates an open link, or resolves an open link), and
  * fastify validates an absent body against a body schema too, so they are read by hand.
  */

@@ -7,6 +7,7 @@ import type { ConfiguredAdmins } from '../auth/last-admin.js';
 import '../auth/plugin.js';
 import { createUser, deleteUser, getUserOr404, updateUser, userJson } from '../auth/users.js';
 import { userChanges, type AdminAudit } from '../services/admin-audit.js';
+import * as api from './api-schemas.js';
 
 /**
  * Admin user management under /api/users; every route needs the admin role (403 `forbidden`).
@@ -23,54 +24,44 @@ export const usersRoutes = (audit: AdminAudit) =>
     // preValidation, not preHandler: a non-admin learns nothing about body validation either.
     app.addHook('preValidation', adminOnly);
 
-    app.get('/api/users', { schema: { response: { 200: userListSchema } } }, async () => {
+    app.get('/api/users', { schema: api.listUsers }, async () => {
       const items = store.listUsers().map(userJson);
       return { items, total: items.length };
     });
 
-    app.post(
-      '/api/users',
-      { schema: { body: newUserSchema, response: { 201: createdSchema } } },
-      async (request, reply) => {
-        const { user, apiKey } = await audit.change(
-          requireIdentity(request),
-          'user.create',
-          `apikey-${request.body.name}`,
-          async () => createUser(store, request.body, configuredNames),
-          (made) => userChanges(undefined, made.user),
-        );
-        app.auth.forget(user.id);
-        await landed();
-        return reply.status(201).send({ user: userJson(user), api_key: apiKey });
-      },
+    app.post('/api/users', { schema: api.createUser }, async (request, reply) => {
+      const { user, apiKey } = await audit.change(
+        requireIdentity(request),
+        'user.create',
+        `apikey-${request.body.name}`,
+        async () => createUser(store, request.body, configuredNames),
+        (made) => userChanges(undefined, made.user),
+      );
+      app.auth.forget(user.id);
+      await landed();
+      return reply.status(201).send({ user: userJson(user), api_key: apiKey });
+    });
+
+    app.get('/api/users/:id', { schema: api.getUser }, async (request) =>
+      userJson(getUserOr404(store, request.params.id)),
     );
 
-    app.get(
-      '/api/users/:id',
-      { schema: { params: idParams, response: { 200: userSchema } } },
-      async (request) => userJson(getUserOr404(store, request.params.id)),
-    );
+    app.patch('/api/users/:id', { schema: api.updateUser }, async (request) => {
+      const { id } = request.params;
+      const before = store.getUser(id);
+      const user = await audit.change(
+        requireIdentity(request),
+        'user.update',
+        id,
+        async () => updateUser(store, id, request.body, admins),
+        (after) => userChanges(before, after),
+      );
+      app.auth.forget(user.id);
+      await landed();
+      return userJson(user);
+    });
 
-    app.patch(
-      '/api/users/:id',
-      { schema: { params: idParams, body: patchSchema, response: { 200: userSchema } } },
-      async (request) => {
-        const { id } = request.params;
-        const before = store.getUser(id);
-        const user = await audit.change(
-          requireIdentity(request),
-          'user.update',
-          id,
-          async () => updateUser(store, id, request.body, admins),
-          (after) => userChanges(before, after),
-        );
-        app.auth.forget(user.id);
-        await landed();
-        return userJson(user);
-      },
-    );
-
-    app.delete('/api/users/:id', { schema: { params: idParams } }, async (request, reply) => {
+    app.delete('/api/users/:id', { schema: api.deleteUser }, async (request, reply) => {
       const { id } = request.params;
       await audit.change(requireIdentity(request), 'user.delete', id, async () =>
         deleteUser(store, id, admins),
@@ -80,77 +71,6 @@ export const usersRoutes = (audit: AdminAudit) =>
       return reply.status(204).send();
     });
   };
-
-// `{not: {}}` rather than `false`: fastify's ajv runs with removeAdditional, which would silently
-// drop unknown fields under `false` instead of answering 400.
-const NO_EXTRA = { not: {} } as const;
-const role = { type: 'string', enum: ['admin', 'user'] } as const;
-const email = { type: 'string', maxLength: 254, pattern: '^[^\\s@]+@[^\\s@]+$' } as const;
-const department = {
-  type: 'string',
-  pattern: '^[a-z0-9]([a-z0-9-]*[a-z0-9])?$',
-  maxLength: 63,
-} as const;
-
-const idParams = {
-  type: 'object',
-  required: ['id'],
-  properties: { id: { type: 'string', minLength: 1, maxLength: 255 } },
-} as const;
-
-const newUserSchema = {
-  type: 'object',
-  required: ['name'],
-  additionalProperties: NO_EXTRA,
-  properties: {
-    name: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$' },
-    role,
-    department,
-    email,
-  },
-} as const;
-
-const patchSchema = {
-  type: 'object',
-  additionalProperties: NO_EXTRA,
-  properties: {
-    role,
-    status: { type: 'string', enum: ['active', 'suspended'] },
-    // Type lists, not anyOf: with fastify's type coercion, anyOf would turn null into "".
-    department: { ...department, type: ['string', 'null'] },
-    email: { ...email, type: ['string', 'null'] },
-  },
-} as const;
-
-const userSchema = {
-  type: 'object',
-  required: ['id', 'name', 'role', 'status', 'created_at', 'updated_at'],
-  properties: {
-    id: { type: 'string' },
-    name: { type: 'string' },
-    email: { type: 'string' },
-    role: { type: 'string' },
-    status: { type: 'string' },
-    department: { type: 'string' },
-    created_at: { type: 'string' },
-    updated_at: { type: 'string' },
-  },
-  additionalProperties: false,
-} as const;
-
-const userListSchema = {
-  type: 'object',
-  required: ['items', 'total'],
-  properties: { items: { type: 'array', items: userSchema }, total: { type: 'integer' } },
-  additionalProperties: false,
-} as const;
-
-const createdSchema = {
-  type: 'object',
-  required: ['user', 'api_key'],
-  properties: { user: userSchema, api_key: { type: 'string' } },
-  additionalProperties: false,
-} as const;
 
 /** The admins the configuration gives (see ConfiguredAdmins), for the last-admin rule. */
 function configuredAdmins({ auth }: Config): ConfiguredAdmins {

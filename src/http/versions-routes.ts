@@ -7,15 +7,8 @@ import type { AppService } from '../services/app-service.js';
 import { deployFailure } from '../services/deploy-failure.js';
 import { appView } from '../services/app-view.js';
 import type { AppSummary } from '../persistence/store.js';
-import { appIdParams } from './apps-schemas.js';
+import * as api from './api-schemas.js';
 import { StageClock } from '../stage-clock.js';
-
-const rollbackBody = {
-  type: 'object',
-  required: ['version'],
-  // Any integer: one that is not in the history is the spec's 400 `unknown_version`.
-  properties: { version: { type: 'integer' } },
-} as const;
 
 const LAST_LOG_LINES = 20;
 
@@ -24,31 +17,27 @@ export function versionsRoutes(service: AppService, registry: AppRegistry) {
   const view = (app: AppSummary) => appView(app, registry.activity(app.id));
   return async function routes(fastify: FastifyInstance): Promise<void> {
     const app = fastify.withTypeProvider<JsonSchemaToTsProvider>();
-    app.get('/v1/apps/:id/versions', { schema: { params: appIdParams } }, async (request) => ({
+    app.get('/v1/apps/:id/versions', { schema: api.listAppVersions }, async (request) => ({
       items: service.versions(requireIdentity(request), request.params.id),
     }));
 
-    app.post(
-      '/v1/apps/:id/rollback',
-      { schema: { params: appIdParams, body: rollbackBody } },
-      async (request, reply) => {
-        const { version } = request.body;
-        const clock = new StageClock();
-        const { app: rolled, version: made } = await service.rollback(
-          requireIdentity(request),
-          request.params.id,
-          version,
-          clock,
-        );
-        // Like a deploy that failed: the diagnosis and the last lines, not a 200 with bad news.
-        const logs = registry.logs(rolled.id, made).slice(-LAST_LOG_LINES).map(logLineText);
-        const failure = deployFailure(rolled, made, logs);
-        if (failure) throw failure;
-        clock.mark('reply');
-        reply.header('server-timing', clock.header());
-        if (rolled.phase === 'Ready' && rolled.url) return reply.status(200).send(view(rolled));
-        return reply.status(202).send({ ...view(rolled), status_url: `/v1/apps/${rolled.id}` });
-      },
-    );
+    app.post('/v1/apps/:id/rollback', { schema: api.rollbackApp }, async (request, reply) => {
+      const { version } = request.body;
+      const clock = new StageClock();
+      const { app: rolled, version: made } = await service.rollback(
+        requireIdentity(request),
+        request.params.id,
+        version,
+        clock,
+      );
+      // Like a deploy that failed: the diagnosis and the last lines, not a 200 with bad news.
+      const logs = registry.logs(rolled.id, made).slice(-LAST_LOG_LINES).map(logLineText);
+      const failure = deployFailure(rolled, made, logs);
+      if (failure) throw failure;
+      clock.mark('reply');
+      reply.header('server-timing', clock.header());
+      if (rolled.phase === 'Ready' && rolled.url) return reply.status(200).send(view(rolled));
+      return reply.status(202).send({ ...view(rolled), status_url: `/v1/apps/${rolled.id}` });
+    });
   };
 }

@@ -1,8 +1,9 @@
 import type { AppRecord, EnvItem, Store, VersionRecord } from './store.js';
+import type { Lane } from '../sources/templates.js';
 
 /** What a release decides about the app that runs it. */
 export interface Release {
-  lane: string;
+  lane: Lane;
   template: string;
   entrypoint?: string;
   build?: string;

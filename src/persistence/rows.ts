@@ -5,6 +5,7 @@ import type {
   AuditAction,
   AuditDetails,
   AuditEvent,
+  AuditOutcome,
   DeployRecord,
   DepartmentRecord,
   EnvItem,
@@ -18,6 +19,7 @@ import type {
   UserStatus,
   VersionRecord,
 } from './store.js';
+import type { Lane } from '../sources/templates.js';
 
 /**
  * Row shapes of the SQLite tables and their mapping to and from the store records. NULL columns
@@ -34,7 +36,8 @@ export interface AppRow {
   reason: string;
   message: string;
   url: string | null;
-  lane: string;
+  /** Written only from a typed AppRecord. */
+  lane: Lane;
   template: string;
   entrypoint: string | null;
   build: string | null;
@@ -55,7 +58,8 @@ export interface VersionRow {
   version: number;
   timestamp: string;
   template: string;
-  lane: string;
+  /** Written only from a typed VersionRecord. */
+  lane: Lane;
   entrypoint: string | null;
   build: string | null;
   runtime_overrides: string | null;
@@ -331,7 +335,8 @@ export function auditFromRow(row: AuditRow): AuditEvent {
     actor: row.actor,
     action: row.action as AuditAction,
     target: row.target,
-    outcome: row.outcome,
+    // Written only from a typed AuditEvent, like the action.
+    outcome: row.outcome as AuditOutcome,
     tenant_id: row.tenant_id,
     source_hash: row.source_hash,
   };

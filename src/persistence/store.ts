@@ -1,5 +1,6 @@
 import type { Phase } from '../app-event.js';
 import type { AuditAction } from '../audit-actions.js';
+import type { Lane } from '../sources/templates.js';
 
 /**
  * The store: everything Slipway must not forget. Three backends implement it: `sqlite` (durable,
@@ -104,7 +105,7 @@ export interface AppRecord {
   reason: string;
   message: string;
   url?: string;
-  lane: string;
+  lane: Lane;
   template: string;
   entrypoint?: string;
   /** runtime.build: the shell command that builds the release instead of `npm run build`. */
@@ -152,7 +153,7 @@ export interface VersionRecord {
   version: number;
   timestamp: string;
   template: string;
-  lane: string;
+  lane: Lane;
   entrypoint?: string;
   /** runtime.build of this release: a rollback runs the build it was deployed with. */
   build?: string;
@@ -182,7 +183,7 @@ export interface VersionRecord {
 }
 
 export interface RuntimeOverrides {
-  lane?: string;
+  lane?: Lane;
   template?: string;
   entrypoint?: string;
 }
@@ -246,13 +247,21 @@ export interface AuditChange {
   to?: string;
 }
 
+/**
+ * `ok`: done (for a deploy: accepted, Ready or on its way). `denied`: refused by ownership, scope,
+ * name, quota or policy. `failed`: accepted, but the app failed (deploy_failed). `rejected`: bad
+ * input (the tarball). `noop`: allowed, but the app was in no phase the action applies to.
+ * `error`: the server failed.
+ */
+export type AuditOutcome = 'ok' | 'denied' | 'failed' | 'rejected' | 'noop' | 'error';
+
 export interface AuditEvent {
   id: string;
   time: string;
   actor: string;
   action: AuditAction;
   target: string;
-  outcome: string;
+  outcome: AuditOutcome;
   tenant_id: string;
   source_hash: string;
   /** Absent on events that add nothing to their action, and on events stored before details. */

@@ -1,14 +1,16 @@
 import { POLL_AFTER_SECONDS, type Activity } from '../actors/app-activity.js';
+import type { Phase } from '../app-event.js';
 import type { Access, AppSummary, DeployRecord, EnvName } from '../persistence/store.js';
+import type { Lane } from '../sources/templates.js';
 
 /** The spec's App resource (§2): list item, single-app response and rollback response. */
 export interface AppView {
   app_id: string;
   name: string;
   owner: string;
-  phase: string;
+  phase: Phase;
   url?: string;
-  runtime: { lane: string; template: string; build?: string };
+  runtime: { lane: Lane; template: string; build?: string };
   last_deployed_at: string;
   reason: string;
   message: string;

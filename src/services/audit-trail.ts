@@ -13,18 +13,11 @@ import {
   type AuditAction,
   type AuditDetails,
   type AuditEvent,
+  type AuditOutcome,
   type Store,
 } from '../persistence/store.js';
 import { WriteRetry } from '../persistence/write-retry.js';
 import type { Log } from '../logging.js';
-
-/**
- * `ok`: done (for a deploy: accepted, Ready or on its way). `denied`: refused by ownership, scope,
- * name, quota or policy. `failed`: accepted, but the app failed (deploy_failed). `rejected`: bad
- * input (the tarball). `noop`: allowed, but the app was in no phase the action applies to.
- * `error`: the server failed.
- */
-export type AuditOutcome = 'ok' | 'denied' | 'failed' | 'rejected' | 'noop' | 'error';
 
 /** The actor of what the app machine does on its own: idle suspends and wakes on request. */
 export const SYSTEM_ACTOR = 'system';

@@ -1,14 +1,13 @@
 import { isAdmin, type Identity } from '../auth/identity.js';
 import { AppError } from '../errors.js';
-import type { AppRecord, AuditAction, AuditDetails, Store } from '../persistence/store.js';
-import {
-  callerTenant,
-  outcomeOf,
-  reasonOf,
-  summaryOf,
-  type AuditOutcome,
-  type AuditTrail,
-} from './audit-trail.js';
+import type {
+  AppRecord,
+  AuditAction,
+  AuditDetails,
+  AuditOutcome,
+  Store,
+} from '../persistence/store.js';
+import { callerTenant, outcomeOf, reasonOf, summaryOf, type AuditTrail } from './audit-trail.js';
 import { requireScope } from './deploy-policy.js';
 
 /**

@@ -15,6 +15,7 @@ import { mintSourceKey } from '../sources/keys.js';
 import type { SourceStore } from '../sources/source-store.js';
 import type { Log } from '../logging.js';
 import type { StageClock } from '../stage-clock.js';
+import type { Lane } from '../sources/templates.js';
 
 /** Versions kept per app (design.md §6); older ones and their blobs are pruned. */
 export const HISTORY_CAP = 20;
@@ -24,10 +25,10 @@ export interface VersionView {
   version: number;
   timestamp: string;
   template: string;
-  lane: string;
+  lane: Lane;
   source_hash: string;
   rolled_back_from?: number;
-  runtime: { template: string; lane: string; entrypoint?: string; build?: string };
+  runtime: { template: string; lane: Lane; entrypoint?: string; build?: string };
   env: { name: string }[];
   egress: { allowed_hosts: string[] };
   ttl: string;

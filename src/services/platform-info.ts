@@ -3,10 +3,11 @@ import type { Lane, Runtime } from '../runtime/runtime.js';
 import { DEFAULT_TARBALL_LIMITS } from '../sources/tarball.js';
 import { APP_NAME, APP_NAME_MAX } from '../sources/app-name.js';
 import { TEMPLATES } from '../sources/classify.js';
+import type { Template } from '../sources/templates.js';
 
 /** What this installation can run, for clients and agents that would otherwise guess. */
 export interface PlatformInfo {
-  backend: string;
+  backend: Runtime['backend'];
   templates: TemplateInfo[];
   runtimes: Record<string, string>;
   limits: {
@@ -23,7 +24,7 @@ export interface PlatformInfo {
 }
 
 export interface TemplateInfo {
-  name: string;
+  name: Template;
   available: boolean;
   reason?: string;
   lanes: { name: Lane; available: boolean; reason?: string }[];

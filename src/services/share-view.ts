@@ -1,3 +1,4 @@
+import type { Phase } from '../app-event.js';
 import type { Access, ShareLinkRecord } from '../persistence/store.js';
 
 /** The spec's ShareLink (§2): never the password or its hash. */
@@ -17,7 +18,7 @@ export interface ShareLinkView {
 /** What a visitor of the link sees (design.md §6): the app's name, phase and live URL. */
 export interface ShareView {
   name: string;
-  status: string;
+  status: Phase;
   url: string;
   access: Access;
   /**

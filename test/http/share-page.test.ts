@@ -5,6 +5,7 @@ import {
   safeUrl,
   sharePageHeaders,
 } from '../../src/http/share-page.js';
+import type { ShareView } from '../../src/services/share-view.js';
 
 const EVIL = `<img src=x onerror="alert('x')">&`;
 
@@ -14,7 +15,8 @@ describe('the share page escapes everything it shows', () => {
       kind: 'open',
       view: {
         name: EVIL,
-        status: '<b>Ready</b>',
+        // Not a phase the server sends, but the page escapes whatever it is given.
+        status: '<b>Ready</b>' as ShareView['status'],
         url: 'http://demo.localhost:8080',
         access: 'public',
       },
@@ -30,7 +32,7 @@ describe('the share page escapes everything it shows', () => {
 
   it('never links or frames a URL that is not http(s)', () => {
     for (const url of ['javascript:alert(1)', 'data:text/html,<script>1</script>', '', 'x']) {
-      const view = { name: 'demo', status: 'Ready', url, access: 'public' as const };
+      const view = { name: 'demo', status: 'Ready' as const, url, access: 'public' as const };
       const html = renderSharePage({ kind: 'open', view, token: 'a'.repeat(64) });
       expect(html, url).not.toContain('<iframe');
       expect(html, url).not.toContain('href=');
@@ -44,7 +46,7 @@ describe('the share page escapes everything it shows', () => {
     const token = 'b'.repeat(64);
     const view = {
       name: 'demo',
-      status: 'Ready',
+      status: 'Ready' as const,
       url: 'http://demo.localhost:8080',
       access: 'private' as const,
     };

@@ -150,7 +150,7 @@ export function trailCases(store: () => Store): void {
     expect(s.getUser('bob')?.role).toBe('user');
     const e = audit('e1', '2025-01-01T00:00:01.000Z');
     s.appendAudit(e);
-    e.outcome = 'forged';
+    e.outcome = 'error';
     const listed = s.listAudit({ limit: 1 })[0];
     if (listed === undefined) throw new Error('event missing');
     listed.actor = 'mallory';

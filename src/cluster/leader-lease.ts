@@ -127,7 +127,8 @@ export class LeaderLease {
         await this.write(undefined, sent);
         return;
       }
-      if (this.heldByAnother(lease, sent)) {
+      // Judged from when the answer came: a renewal it shows may have landed just before.
+      if (this.heldByAnother(lease, Date.now())) {
         this.follow(lease);
         return;
       }
@@ -185,7 +186,7 @@ export class LeaderLease {
     const written = lease
       ? await this.api.replaceNamespacedLease(this.target(body), options)
       : await this.api.createNamespacedLease({ namespace: this.opts.namespace, body }, options);
-    this.observed = { version: written.metadata?.resourceVersion ?? '', at: sent };
+    this.observed = { version: written.metadata?.resourceVersion ?? '', at: Date.now() };
     if (this.stopped && !renewing) return;
     this.renewed(sent);
     if (renewing) return;

@@ -414,7 +414,7 @@ export const configSchema = z.strictObject({
         })
         .refine((k) => !k.leaderElection.enabled || k.instance !== undefined, {
           message:
-            'leaderElection.enabled needs instance: the replicas find their Lease by its name',
+            'enabled needs runtime.kubernetes.instance: the replicas find their Lease by its name',
           path: ['leaderElection'],
         })
         .prefault({}),

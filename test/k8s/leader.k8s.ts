@@ -160,7 +160,7 @@ describe('Kubernetes: two replicas elect a leader; a follower serves through it 
 
   it('holds one Lease; the follower serves through the leader; a leader killed hands over with no request failed', async () => {
     const a = await start('a');
-    expect(await leaderOf(a)).toMatchObject({ leading: true });
+    await waitFor('the first replica leads', async () => (await leaderOf(a)).leading);
     const app = await deployed(a, 'k8s-lead', 'led');
     expect(app.phase).toBe('Ready');
     const [before] = await waitFor('the claim notes what it runs', async () => {

@@ -45,11 +45,15 @@ const RETRY_AFTER_S = 2;
  * no leader is known or it cannot be reached (a failover), the answer is 503 with Retry-After.
  */
 export function leaderForwarder(view: () => LeaderView): Forwarder {
-  const target = (req: IncomingMessage, appHost = true): URL | undefined => {
+  /** Served here (undefined), handed to the leader (its URL), or refused (why). */
+  const target = (req: IncomingMessage, appHost = true): URL | string | undefined => {
     const now = view();
     if (now.leading || (!appHost && LOCAL.has(pathOf(req)))) return undefined;
-    const url = now.leaderUrl && now.holder ? new URL(now.leaderUrl) : undefined;
-    return req.headers[FORWARDED_HEADER] === undefined ? url : new URL('about:blank');
+    if (req.headers[FORWARDED_HEADER] !== undefined) {
+      return 'this replica does not lead, and does not hand on a request handed to it';
+    }
+    if (!now.leaderUrl || !now.holder) return 'no replica leads yet; a failover may be on its way';
+    return new URL(now.leaderUrl);
   };
   const send = (req: IncomingMessage, to: URL) => {
     const headers: OutgoingHttpHeaders = { ...req.headers, [FORWARDED_HEADER]: view().identity };
@@ -70,9 +74,9 @@ export function leaderForwarder(view: () => LeaderView): Forwarder {
   return {
     request(req, res, appHost) {
       const to = target(req, appHost);
-      if (!to) return false;
-      if (to.protocol === 'about:') {
-        unavailable(res, 'this replica does not lead and does not forward a forwarded request');
+      if (to === undefined) return false;
+      if (typeof to === 'string') {
+        unavailable(res, to);
         return true;
       }
       const upstream = send(req, to);
@@ -94,8 +98,8 @@ export function leaderForwarder(view: () => LeaderView): Forwarder {
     },
     upgrade(req, socket, head) {
       const to = target(req);
-      if (!to) return false;
-      if (to.protocol === 'about:') {
+      if (to === undefined) return false;
+      if (typeof to === 'string') {
         socket.destroy();
         return true;
       }

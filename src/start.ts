@@ -230,6 +230,9 @@ export async function startSlipway(config: Config, options: StartOptions = {}): 
     baseURL,
     close() {
       closing ??= (async () => {
+        // A follower that is stopping must not take the Lease over meanwhile; a leader keeps
+        // renewing it through its drain and releases it at the end.
+        if (leadership && !leadership.view().leading) await leadership.release();
         server.log.info(
           { requests: drain.pending, timeoutMs },
           'draining: refusing new requests, waiting for those in flight',

@@ -52,6 +52,8 @@ export class LeaderLease {
   private deadline: NodeJS.Timeout | undefined;
   private stopped = false;
   private ticking: Promise<void> = Promise.resolve();
+  /** The Lease as this replica last wrote it, while it leads. */
+  private mine: V1Lease | undefined;
   private readonly acquiredListeners: (() => void)[] = [];
   private readonly lostListeners: ((why: string) => void)[] = [];
 
@@ -61,6 +63,14 @@ export class LeaderLease {
     }
     this.api = opts.kubeConfig.makeApiClient(CoordinationV1Api);
     this.view = { leading: false, identity: opts.identity };
+  }
+
+  /**
+   * Each API call's limit: half the time a leader has left to renew, so one slow answer on a
+   * loaded API server (or node) still leaves time for another try.
+   */
+  private get callMs(): number {
+    return Math.max(this.opts.renewMs, (this.opts.leaseMs - this.opts.renewMs) / 2);
   }
 
   get leading(): boolean {
@@ -99,15 +109,13 @@ export class LeaderLease {
       ...lease,
       spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1 },
     };
-    await this.api
-      .replaceNamespacedLease(this.target(body), timeoutOptions(this.opts.renewMs))
-      .then(
-        () => this.opts.log('info', 'leader election: released the lease'),
-        (err: unknown) =>
-          this.opts.log('warn', 'leader election: could not release the lease', {
-            error: errorText(err),
-          }),
-      );
+    await this.api.replaceNamespacedLease(this.target(body), timeoutOptions(this.callMs)).then(
+      () => this.opts.log('info', 'leader election: released the lease'),
+      (err: unknown) =>
+        this.opts.log('warn', 'leader election: could not release the lease', {
+          error: errorText(err),
+        }),
+    );
   }
 
   private schedule(ms: number): void {
@@ -121,7 +129,9 @@ export class LeaderLease {
   private async tick(): Promise<void> {
     const sent = Date.now();
     try {
-      const lease = await this.read();
+      // A leader renews over the Lease it last wrote (one call; a conflict means it is not
+      // the one it wrote any more, and the next tick reads it); the others read it first.
+      const lease = this.view.leading && this.mine ? this.mine : await this.read();
       if (this.stopped) return;
       if (!lease) {
         await this.write(undefined, sent);
@@ -135,6 +145,7 @@ export class LeaderLease {
       await this.write(lease, sent);
     } catch (err) {
       // A conflict is another replica's write landing first: read again next time.
+      this.mine = undefined;
       if (statusOf(err) === 409) return;
       this.opts.log(this.view.leading ? 'warn' : 'info', 'leader election: lease call failed', {
         error: errorText(err),
@@ -182,11 +193,12 @@ export class LeaderLease {
       annotations: { ...lease?.metadata?.annotations, [LEADER_URL_ANNOTATION]: this.opts.url },
     };
     const body: V1Lease = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata, spec };
-    const options = timeoutOptions(this.opts.renewMs);
+    const options = timeoutOptions(this.callMs);
     const written = lease
       ? await this.api.replaceNamespacedLease(this.target(body), options)
       : await this.api.createNamespacedLease({ namespace: this.opts.namespace, body }, options);
     this.observed = { version: written.metadata?.resourceVersion ?? '', at: Date.now() };
+    this.mine = written;
     if (this.stopped && !renewing) return;
     this.renewed(sent);
     if (renewing) return;
@@ -223,7 +235,7 @@ export class LeaderLease {
     try {
       return await this.api.readNamespacedLease(
         { name: this.opts.name, namespace: this.opts.namespace },
-        timeoutOptions(this.opts.renewMs),
+        timeoutOptions(this.callMs),
       );
     } catch (err) {
       if (statusOf(err) === 404) return undefined;

@@ -3,7 +3,7 @@
 // activator path through the leader and deletes nothing. Killing the leader (-9) hands the Lease
 // over within its duration, with the app serving through its pod route all along; a stopped
 // leader (SIGTERM) releases it, and a replica starting or stopping costs no request.
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +12,7 @@ import { MOTO_CREDENTIALS, MOTO_SETUP_TIMEOUT_MS } from '../support/moto.js';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { tarGzDir } from '../support/tarball.js';
 import { freePort, waitFor, type Cluster } from './cluster.js';
+import { startRelay } from './configmap-support.js';
 import { startSlipwayEnv, type SlipwayEnv } from './slipway-env.js';
 
 const NS = 'slipway-leader';
@@ -19,7 +20,7 @@ const INSTANCE = 'lead';
 const LEASE = `/apis/coordination.k8s.io/v1/namespaces/${NS}/leases/${INSTANCE}-leader`;
 const CLAIMS = `/apis/extensions.agents.x-k8s.io/v1beta1/namespaces/${NS}/sandboxclaims`;
 const KEY = 'leader-k8s-key-0123456789abcdef0123';
-const LEASE_SECONDS = 5;
+const LEASE_SECONDS = 6;
 const GRACE_MS = 2_000;
 const CLIENTS = 10;
 
@@ -75,13 +76,23 @@ describe('Kubernetes: two replicas elect a leader; a follower serves through it 
     await env?.stop();
   });
 
-  const start = async (name: string): Promise<ServerProcess> => {
+  /** A replica; `apiServer`: the address it reaches the API server at (a relay to cut). */
+  const start = async (name: string, apiServer?: string): Promise<ServerProcess> => {
     const dataDir = join(root, name);
     mkdirSync(dataDir);
+    let replicaConfig = config;
+    if (apiServer) {
+      const kubeconfig = join(root, `${name}.kubeconfig`);
+      writeFileSync(
+        kubeconfig,
+        readFileSync(cluster.kubeconfig, 'utf8').replace(cluster.server, apiServer),
+      );
+      replicaConfig = { ...config, kubernetes: { namespace: NS, kubeconfig } };
+    }
     const p = await startServerProcess({
       dataDir,
       port: await freePort(),
-      config,
+      config: replicaConfig,
       env: { ...MOTO_CREDENTIALS },
       readyTimeoutMs: 90_000,
     });
@@ -265,12 +276,30 @@ describe('Kubernetes: two replicas elect a leader; a follower serves through it 
     await waitForPhase(c.baseURL, KEY, 'k8s-lead', ['Ready'], 30_000);
     await served(loop.count() + 50);
 
+    // A leader cut off from the API server stops at once (it exits, leaving the apps and
+    // routes), before the next replica may take the Lease over.
+    const relay = await startRelay(cluster);
+    const d = await start('e', relay.server);
+    expect(await c.stop('SIGTERM')).toBe(0);
+    await waitFor('the relayed replica leads', async () => (await leaderOf(d)).leading, 30_000);
+    const last = await start('f');
+    await waitForPhase(d.baseURL, KEY, 'k8s-lead', ['Ready'], 30_000);
+    await served(loop.count() + 50);
+    await relay.cut();
+    const cut = Date.now();
+    expect(await d.exited).toBe(1);
+    expect(Date.now() - cut).toBeLessThan(LEASE_SECONDS * 1000);
+    expect(d.output().some((l) => l.includes('this replica no longer leads'))).toBe(true);
+    await waitFor('the last replica leads', async () => (await leaderOf(last)).leading, 30_000);
+    await waitForPhase(last.baseURL, KEY, 'k8s-lead', ['Ready'], 30_000);
+    await served(loop.count() + 50);
+
     const { answers, failed } = await loop.stop();
     expect(answers.length).toBeGreaterThan(300);
     expect(failed).toEqual([]);
     const [now] = await claimsOf(`slipway.dev/app-id=${app.app_id}`);
     expect(now?.metadata.uid).toBe(before?.metadata.uid);
     expect(now?.status?.sandbox?.podIPs?.[0]).toBe(podIP);
-    expect((await fetchApp(`http://${host}:${c.port}/`)).body).toBe('led');
-  }, 400_000);
+    expect((await fetchApp(`http://${host}:${last.port}/`)).body).toBe('led');
+  }, 600_000);
 });

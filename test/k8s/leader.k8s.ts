@@ -7,6 +7,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connect, ok } from '../mcp/support.js';
 import { deploy, fetchApp, waitForPhase } from '../support/deploy.js';
 import { MOTO_CREDENTIALS, MOTO_SETUP_TIMEOUT_MS } from '../support/moto.js';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
@@ -225,6 +226,12 @@ describe('Kubernetes: two replicas elect a leader; a follower serves through it 
     expect(viaFollower.phase).toBe('Ready');
     const through = await fetchApp(`http://${host}:${b.port}/`);
     expect(through).toMatchObject({ status: 200, body: 'led' });
+    // MCP too: the official client's session lives on the leader, through the follower.
+    const { client } = await connect(b.baseURL, KEY);
+    expect(await ok(client, 'get_app', { app_id: 'k8s-via-follower' })).toMatchObject({
+      phase: 'Ready',
+    });
+    await client.close();
     // Well past the orphan grace: the follower swept nothing and started no runtime.
     expect((await cluster.api.get(`${CLAIMS}/orphan-claim`)).status).toBe(200);
     for (const follower of [passing, b]) {

@@ -18,6 +18,7 @@ import { haproxyPaths } from './front/haproxy/haproxy-config.js';
 import { HaproxyRoutes } from './front/haproxy/haproxy-routes.js';
 import { listenForVisitors, type Visitors } from './front/listen.js';
 import { clusterIdentity } from './cluster/cluster-identity.js';
+import { openLeadership, peerUrl, type Leadership } from './cluster/leadership.js';
 import { lockDataDir } from './persistence/data-dir-lock.js';
 import { openStore } from './persistence/open-store.js';
 import type { Store } from './persistence/store.js';
@@ -52,6 +53,12 @@ export interface StartOptions {
   signal?: AbortSignal;
   /** Not a server people will use (`npm run stop`): it makes no bootstrap admin, and says nothing. */
   transient?: boolean;
+  /**
+   * With leader election: this replica led and may no longer. Default: the process ends at once
+   * (exit 1, nothing stopped), so it reconciles nothing more; its apps keep serving, and it comes
+   * back as a follower.
+   */
+  onLeadershipLost?: (why: string) => void;
 }
 
 /** The source store and the runtime the config names, over which the deploy services are built. */
@@ -117,6 +124,12 @@ export async function composeServer(
 /** Opens the store, builds the server and listens: the whole of `npm start`, and of e2e tests. */
 export async function startSlipway(config: Config, options: StartOptions = {}): Promise<Running> {
   const cancelled = (): boolean => options.signal?.aborted === true;
+  const lost =
+    options.onLeadershipLost ??
+    ((why: string): void => {
+      console.error(`slipway: this replica no longer leads (${why}); exiting`);
+      process.exit(1);
+    });
   const { host, port } = splitListen(config.server.listen);
   assertSafeBind(config, host);
   const dataPath = chooseDataPath(config);
@@ -136,12 +149,16 @@ export async function startSlipway(config: Config, options: StartOptions = {}): 
     throw err;
   });
   const drain = new Drain();
+  let leadership: Leadership | undefined;
   let app: FastifyInstance | undefined;
   let bootstrap: BootstrapResult;
   let visitors: Visitors | undefined;
   try {
     const parts = await openDeployParts(config, serviceLog(logger), dataPath, store);
-    app = await composeServer({ config, store, parts, tls, logger, drain });
+    leadership = await openLeadership(config, serviceLog(logger));
+    const forward = leadership?.forwarder;
+    app = await composeServer({ config, store, parts, tls, logger, drain, forward });
+    if (leadership) followerReadiness(app, leadership);
     if (cancelled()) throw new StartCancelled();
     // A transient server has no operator to hand a new key to: it makes no user.
     bootstrap = options.transient ? { kind: 'not-needed' } : ensureBootstrapAdmin(config, store);
@@ -176,12 +193,27 @@ export async function startSlipway(config: Config, options: StartOptions = {}): 
     config.server.baseURL ?? `${tls ? 'https' : 'http'}://${urlHost(host)}:${visitors.port}`
   ).replace(/\/+$/, '');
   try {
-    // Not cut short by a signal: stopping the runtime while it prepares the host (runtime dir,
-    // cgroups) would leave what it prepared behind. It takes a moment; the stop follows it.
-    await app.deploy.start(baseURL);
+    if (leadership) {
+      // A follower serves through the leader; the apps come back here once this replica leads.
+      const running = app;
+      leadership.start(
+        peerUrl(tls !== undefined, host, visitors.port),
+        () =>
+          void running.deploy.start(baseURL).catch((err: unknown) => {
+            running.log.error({ err }, 'leader: the deploy services did not start');
+            lost('the deploy services did not start');
+          }),
+        (why) => lost(why),
+      );
+    } else {
+      // Not cut short by a signal: stopping the runtime while it prepares the host (runtime dir,
+      // cgroups) would leave what it prepared behind. It takes a moment; the stop follows it.
+      await app.deploy.start(baseURL);
+    }
     if (cancelled()) throw new StartCancelled();
   } catch (err) {
     if (err instanceof StartCancelled) app.log.info('start-up cancelled: shutting down');
+    await leadership?.release();
     await visitors.abandon();
     await app.close();
     store.close();
@@ -198,6 +230,9 @@ export async function startSlipway(config: Config, options: StartOptions = {}): 
     baseURL,
     close() {
       closing ??= (async () => {
+        // A follower that is stopping must not take the Lease over meanwhile; a leader keeps
+        // renewing it through its drain and releases it at the end.
+        if (leadership && !leadership.view().leading) await leadership.release();
         server.log.info(
           { requests: drain.pending, timeoutMs },
           'draining: refusing new requests, waiting for those in flight',
@@ -218,6 +253,8 @@ export async function startSlipway(config: Config, options: StartOptions = {}): 
         await store.flush?.().catch((err: unknown) => {
           server.log.error({ err }, 'shutdown: the store could not write what it still held');
         });
+        // Held until this replica has stopped reconciling and written everything out.
+        await leadership?.release();
         store.close();
         await lock.release();
         server.log.info({ drainMs: ms }, 'shutdown complete');
@@ -228,6 +265,17 @@ export async function startSlipway(config: Config, options: StartOptions = {}): 
       drain.cut();
     },
   };
+}
+
+/** `/readyz` says whether this replica leads; a follower is ready without running sandboxes. */
+function followerReadiness(app: FastifyInstance, leadership: Leadership): void {
+  app.readiness.register('leader', () => ({ ok: true, ...leadership.view() }));
+  // In place of the server's own runtime check: only the leader runs the runtime.
+  app.readiness.register('runtime', () =>
+    leadership.view().leading
+      ? app.deploy.runtimeReadiness()
+      : { ok: true, role: 'follower', detail: 'the leader runs the sandboxes' },
+  );
 }
 
 function splitListen(listen: string): { host: string; port: number } {

@@ -22,13 +22,18 @@ export function clusterIdentity(
   meta: Pick<Store, 'getMeta' | 'setMeta'>,
 ): ClusterIdentity {
   const instance = configured ?? kept(meta, INSTANCE_KEY, () => `slipway-${hex(4)}`);
-  const key = Buffer.from(
-    kept(meta, SANDBOX_KEY, () => hex(32)),
-    'hex',
-  );
+  // Read (or made) at the first claim, not at start: with leader election only the leader
+  // claims, so replicas starting at once on an empty store do not each make a key of their own.
+  let key: Buffer | undefined;
   return {
     instance,
-    tokenFor: (claim) => createHmac('sha256', key).update(claim).digest('base64url'),
+    tokenFor(claim) {
+      key ??= Buffer.from(
+        kept(meta, SANDBOX_KEY, () => hex(32)),
+        'hex',
+      );
+      return createHmac('sha256', key).update(claim).digest('base64url');
+    },
   };
 }
 

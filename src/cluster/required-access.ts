@@ -22,6 +22,8 @@ export interface AccessNeeds {
   sandboxObjects?: 'slipway' | 'chart';
   /** The enroll Secret, the one Secret Slipway reads (default `slipway-sandbox-enroll`). */
   enrollSecret?: string;
+  /** `runtime.kubernetes.leaderElection.enabled`: the replicas' Lease, by its name. */
+  leaderLease?: string;
 }
 
 /** One resource Slipway uses in its namespace and the verbs it calls on it. */
@@ -49,13 +51,15 @@ export interface CrdNeed {
 const EXTENSIONS = 'extensions.agents.x-k8s.io';
 const ENROLL_SECRET = 'slipway-sandbox-enroll';
 const GATEWAY = 'gateway.networking.k8s.io';
+const COORDINATION = 'coordination.k8s.io';
 /** Server-side apply: a patch, which creates the object when it is missing. */
 const APPLIED: readonly Verb[] = ['list', 'create', 'patch', 'delete'];
 
 /**
  * Every resource and verb Slipway calls in its namespace, and no more: the runtime (templates,
  * pools, claims, the enroll Secret, the egress Service's address), the data path (Services,
- * EndpointSlices, routes, the sandbox NetworkPolicy when it writes it) and the configmap store. The Helm chart's
+ * EndpointSlices, routes, the sandbox NetworkPolicy when it writes it), the replicas' Lease and the
+ * configmap store. The Helm chart's
  * Role is checked against this list.
  */
 export function requiredAccess(needs: AccessNeeds): ResourceAccess[] {
@@ -105,6 +109,19 @@ export function requiredAccess(needs: AccessNeeds): ResourceAccess[] {
     list.push({ group: GATEWAY, resource: 'httproutes', verbs: APPLIED });
   } else if (needs.routeKind === 'ingress') {
     list.push({ group: 'networking.k8s.io', resource: 'ingresses', verbs: APPLIED });
+  }
+  if (needs.leaderLease !== undefined) {
+    // The Lease is made by the first replica (`create` cannot be limited by name), then read and
+    // renewed by name.
+    list.push(
+      { group: COORDINATION, resource: 'leases', verbs: ['create'] },
+      {
+        group: COORDINATION,
+        resource: 'leases',
+        verbs: ['get', 'update'],
+        resourceNames: [needs.leaderLease],
+      },
+    );
   }
   if (needs.configMapStore) {
     list.push({

@@ -17,6 +17,7 @@ export function kubeRoutePublisher(routes: AppRoutes): RoutePublisher {
       return found;
     },
     ensureFallback: (appsDomain) => routes.ensureFallback(appsDomain),
+    start: () => routes.start(),
     stop: () => void routes.stop(),
   };
 }

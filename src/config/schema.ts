@@ -313,6 +313,29 @@ export const configSchema = z.strictObject({
            */
           orphanGrace: duration.default('60s'),
           /**
+           * Several replicas of the control plane: they elect a leader with a
+           * `coordination.k8s.io/v1` Lease (`<instance>-leader`); only the leader reconciles
+           * claims, pools, routes and orphans, the others hand it their requests.
+           */
+          leaderElection: z
+            .strictObject({
+              enabled: z.boolean().default(false),
+              /** How long a Lease not renewed stays the holder's: the longest failover. */
+              leaseSeconds: z.number().int().min(2).max(300).default(15),
+              /** How often the leader renews it (and a follower looks at it). */
+              renewSeconds: z.number().int().min(1).max(299).default(5),
+              /**
+               * Where the other replicas reach this one's listener; default
+               * `http://$POD_IP:<port>` (the chart sets POD_IP), else the listen address.
+               */
+              peerURL: z.url({ protocol: /^https?$/ }).optional(),
+            })
+            .refine(
+              (l) => l.renewSeconds < l.leaseSeconds,
+              'renewSeconds must be shorter than leaseSeconds',
+            )
+            .prefault({}),
+          /**
            * The control plane's egress port for sandbox pods (the NetworkPolicy lets them reach
            * nothing else), and how pods dial it: `address` (`ip` or `ip:port`), else the ClusterIP
            * of `service`.
@@ -388,6 +411,11 @@ export const configSchema = z.strictObject({
                 .prefault({}),
             })
             .prefault({}),
+        })
+        .refine((k) => !k.leaderElection.enabled || k.instance !== undefined, {
+          message:
+            'enabled needs runtime.kubernetes.instance: the replicas find their Lease by its name',
+          path: ['leaderElection'],
         })
         .prefault({}),
     })

@@ -46,6 +46,7 @@ import { oversizePlugin } from './oversize.js';
 import { StreamCap } from './stream-quota.js';
 import { Drain } from './drain.js';
 import { installRequestLog } from './request-log.js';
+import type { Forwarder } from '../cluster/leader-forward.js';
 import './types.js';
 
 export interface ServerOptions {
@@ -65,6 +66,8 @@ export interface ServerOptions {
   drain?: Drain;
   /** How often the aggregated `http requests` line is written; tests shorten it. */
   requestLogIntervalMs?: number;
+  /** A follower replica's: hands requests to the leader before this server sees them. */
+  forward?: Forwarder;
 }
 
 /** Builds the control-plane server with every plugin registered; the caller listens. */
@@ -91,7 +94,8 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     // By the time fastify closes, the drain has answered or cut every request (drain.ts): what
     // is left is closed rather than waited for.
     forceCloseConnections: true,
-    serverFactory: (handler) => listenerFor(options.tls, handler, router, config, drain),
+    serverFactory: (handler) =>
+      listenerFor(options.tls, handler, router, config, drain, options.forward),
   }) as unknown as FastifyInstance;
   installRouteTable(app);
   installRequestLog(app, { intervalMs: options.requestLogIntervalMs });
@@ -178,6 +182,7 @@ function listenerFor(
   router: AppRouter,
   config: Config,
   drain: Drain,
+  forward: Forwarder | undefined,
 ) {
   let delivered: HeadDelivered = () => undefined;
   const dispatch = (req: IncomingMessage, res: ServerResponse): void => {
@@ -187,6 +192,7 @@ function listenerFor(
     // unless a front door takes the visitor's next request to the next control plane.
     const servable = name !== undefined || req.method === 'GET' || req.method === 'HEAD';
     if (!drain.admit(res, servable)) return;
+    if (forward?.request(req, res, name !== undefined)) return;
     if (name === undefined) return handler(req, res);
     router.handle(name, req, res).catch((err: unknown) => router.fail(res, err));
   };
@@ -203,6 +209,7 @@ function listenerFor(
   server.on('upgrade', (req: IncomingMessage, socket, head: Buffer) => {
     delivered(req.socket);
     if (drain.refuseUpgrade(socket)) return;
+    if (forward?.upgrade(req, socket, head)) return;
     const name = router.appFor(req);
     if (name !== undefined) {
       router.upgrade(name, req, socket, head).catch(() => socket.destroy());

@@ -1,6 +1,7 @@
 import { ConfigError } from '../config/load.js';
 import { durationMs, type Config } from '../config/schema.js';
 import type { ClusterIdentity } from '../cluster/cluster-identity.js';
+import { leaderLeaseName } from '../cluster/leadership.js';
 import { kubeRoutePublisher } from '../cluster/route-publisher.js';
 import type { RoutePublisher } from '../services/direct-routes.js';
 import type { SourceStore } from '../sources/source-store.js';
@@ -52,6 +53,9 @@ export async function openRuntime(config: Config, deps: RuntimeDeps): Promise<Ru
         routeKind: runtime.kubernetes.routes.kind,
         configMapStore: config.store.backend === 'configmap',
         networkPolicy: runtime.kubernetes.networkPolicy.enabled,
+        ...(runtime.kubernetes.leaderElection.enabled
+          ? { leaderLease: leaderLeaseName(cluster.instance) }
+          : {}),
       }),
       namespace: config.kubernetes.namespace,
       identity: cluster,
@@ -142,7 +146,6 @@ export async function openRoutes(
       port: routes.controlPlaneService.port,
     },
   });
-  await appRoutes.start();
   return kubeRoutePublisher(appRoutes);
 }
 

@@ -35,6 +35,11 @@ export interface RoutePublisher {
   onRequests?(listener: (appId: string, counts: StatusCounts) => void): void;
   /** Each request the routes carried to an app, when they log them one by one (debug). */
   onServed?(listener: (appId: string, request: ServedRequest) => void): void;
+  /**
+   * Starts what keeps the routes up to date by itself (the sandbox pods' watch): with the
+   * services, so a replica that does not lead writes no route.
+   */
+  start?(): Promise<void>;
   /** Stops watching for activity; the routes themselves stay as they are. */
   stop?(): void;
 }
@@ -95,6 +100,7 @@ export class DirectRoutes implements AccessGate {
   }
 
   async start(): Promise<void> {
+    await this.publisher.start?.();
     this.unsubscribe = this.registry.on((event) => void this.sync(event.app_id));
     await this.publisher
       .ensureFallback(this.urls.appsDomain)

@@ -86,6 +86,26 @@ describe('requiredAccess', () => {
     });
     expect(rule(false)).toBeUndefined();
   });
+
+  it('names the leader Lease only with leader election: create, then get and update by its name', () => {
+    const leases = (leaderLease?: string) =>
+      requiredAccess({
+        routeKind: 'none',
+        configMapStore: true,
+        networkPolicy: false,
+        ...(leaderLease ? { leaderLease } : {}),
+      }).filter((r) => r.resource === 'leases');
+    expect(leases()).toEqual([]);
+    expect(leases('prod-leader')).toEqual([
+      { group: 'coordination.k8s.io', resource: 'leases', verbs: ['create'] },
+      {
+        group: 'coordination.k8s.io',
+        resource: 'leases',
+        verbs: ['get', 'update'],
+        resourceNames: ['prod-leader'],
+      },
+    ]);
+  });
 });
 
 describe('sandboxNetworkPolicy', () => {

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
+import { leaderLeaseName } from '../../src/cluster/leadership.js';
 import { requiredAccess, type ResourceAccess } from '../../src/cluster/required-access.js';
 import { sandboxNetworkPolicy } from '../../src/cluster/sandbox-network-policy.js';
 import { sandboxTemplate } from '../../src/runtime/kubernetes/sandbox-template.js';
@@ -134,7 +135,7 @@ describe('rendering: helm lint, helm template, kubeconform', () => {
 
   it('lints --strict with the default values and with every ci value file', async () => {
     expect(Object.keys(ciValueFiles())).toEqual(
-      ['configmap', 'ingress-routes', 'oidc', 's3', 'sqlite-pvc', 'tls-secret'].sort(),
+      ['configmap', 'ingress-routes', 'oidc', 'replicas', 's3', 'sqlite-pvc', 'tls-secret'].sort(),
     );
     for (const [name, args] of variants()) {
       const res = await helm(home, ['lint', '--strict', CHART, ...args]);
@@ -178,13 +179,40 @@ describe('rendering: helm lint, helm template, kubeconform', () => {
     );
     const dflt = await render(home);
     expect(dflt.objects.map((o) => o.kind)).toEqual(
-      expect.arrayContaining([
-        'HTTPRoute',
-        'PersistentVolumeClaim',
-        'PodDisruptionBudget',
-        'Secret',
-      ]),
+      expect.arrayContaining(['HTTPRoute', 'PersistentVolumeClaim', 'Secret']),
     );
+  });
+
+  it('renders one replica replaced with Recreate on SQLite, and two with a leader Lease and a PDB on the configmap store', async () => {
+    const dflt = await render(home);
+    const one = find(dflt.objects, 'Deployment') as K8sObject & {
+      spec: { replicas: number; strategy: { type: string } };
+    };
+    expect(one.spec).toMatchObject({ replicas: 1, strategy: { type: 'Recreate' } });
+    // One replica: a PDB could only block drains or protect nothing.
+    expect(dflt.objects.some((o) => o.kind === 'PodDisruptionBudget')).toBe(false);
+    const two = await render(home, ['-f', ciValueFiles().replicas as string]);
+    const deployment = find(two.objects, 'Deployment') as K8sObject & {
+      spec: { replicas: number; strategy: { type: string } };
+    };
+    expect(deployment.spec).toMatchObject({ replicas: 2, strategy: { type: 'RollingUpdate' } });
+    expect(find(two.objects, 'PodDisruptionBudget').spec).toEqual({
+      minAvailable: 1,
+      selector: {
+        matchLabels: {
+          'app.kubernetes.io/name': 'slipway',
+          'app.kubernetes.io/instance': 'slipway',
+        },
+      },
+    });
+    const cm = find(two.objects, 'ConfigMap') as K8sObject & { data: Record<string, string> };
+    const config = parseConfig(parseYaml(cm.data['config.yaml'] as string));
+    expect(config.runtime.kubernetes.leaderElection).toEqual({
+      enabled: true,
+      leaseSeconds: 10,
+      renewSeconds: 2,
+    });
+    expect(config.runtime.kubernetes.instance).toBe('slipway');
   });
 
   it('kubeconform catches an unknown field and a wrong type (the schemas are strict)', async () => {
@@ -362,6 +390,9 @@ describe('rendering: helm lint, helm template, kubeconform', () => {
         networkPolicy: config.runtime.kubernetes.networkPolicy.enabled,
         sandboxObjects: config.runtime.kubernetes.sandboxObjects.managedBy,
         enrollSecret: config.runtime.kubernetes.sandboxObjects.enrollSecret,
+        ...(config.runtime.kubernetes.leaderElection.enabled
+          ? { leaderLease: leaderLeaseName(config.runtime.kubernetes.instance ?? '') }
+          : {}),
       };
       expect(needs.sandboxObjects, name).toBe('chart');
       expect(asTriples(role.rules), name).toEqual(asTriples(requiredAccess(needs)));
@@ -464,6 +495,12 @@ describe('rendering: helm lint, helm template, kubeconform', () => {
       [['--set', 'routes.kind=ingress'], /\/routes\/ingressClassName': minLength/],
       [['--set', 'config.runtime.backend=local'], /\/config\/runtime\/backend'/],
       [['--set', 'sources.s3.bucket=Not_A_Bucket'], /\/sources\/s3\/bucket'/],
+      // Two replicas on SQLite's ReadWriteOnce volume (or in memory) cannot share the records.
+      [['--set', 'replicaCount=2'], /\/store\/backend': value must be 'configmap'/],
+      [
+        ['--set', 'replicaCount=2', '--set', 'store.backend=memory'],
+        /\/store\/backend': value must be 'configmap'/,
+      ],
     ];
     for (const [args, message] of bad) {
       const res = await helm(
@@ -649,7 +686,6 @@ describe('install, upgrade and uninstall in the test cluster', () => {
         'HTTPRoute/slipway',
         'NetworkPolicy/slipway-sandboxes',
         'PersistentVolumeClaim/slipway-data',
-        'PodDisruptionBudget/slipway',
         'Role/slipway',
         'RoleBinding/slipway',
         'Secret/slipway-api-key',
@@ -895,6 +931,7 @@ const INSTALLER_RULES = [
   all('networking.k8s.io', ['networkpolicies', 'ingresses']),
   all('policy', ['poddisruptionbudgets']),
   all('discovery.k8s.io', ['endpointslices']),
+  all('coordination.k8s.io', ['leases']),
   all('extensions.agents.x-k8s.io', ['sandboxtemplates', 'sandboxwarmpools', 'sandboxclaims']),
   all('gateway.networking.k8s.io', ['httproutes']),
   all('monitoring.coreos.com', ['servicemonitors']),

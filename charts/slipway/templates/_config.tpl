@@ -46,6 +46,7 @@ Secrets never go in here: the API key and the S3 credentials reach the pod as en
       "image" $v.sandboxes.image
       "claimTimeout" $v.sandboxes.claimTimeout
       "instance" .Release.Name
+      "leaderElection" (dict "enabled" (eq $v.store.backend "configmap") "leaseSeconds" (int $v.leaderElection.leaseSeconds) "renewSeconds" (int $v.leaderElection.renewSeconds))
       "versions" $v.sandboxes.versions
       "egress" (dict "listen" "0.0.0.0:3128" "service" (include "slipway.egressService" .))
       "sandboxObjects" (dict "managedBy" "chart" "enrollSecret" (include "slipway.enrollSecret" .) "pools" $pools)

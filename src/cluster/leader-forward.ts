@@ -1,0 +1,139 @@
+import {
+  request as httpRequest,
+  type IncomingMessage,
+  type OutgoingHttpHeaders,
+  type ServerResponse,
+} from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { Duplex } from 'node:stream';
+import { AppError } from '../errors.js';
+import type { LeaderView } from './leader-lease.js';
+
+/** Marks a request one replica handed to another: it is never handed on again. */
+export const FORWARDED_HEADER = 'x-slipway-forwarded-by';
+
+/** What a follower does with each request before the server sees it (server.ts `forward`). */
+export interface Forwarder {
+  /**
+   * True when the request was taken (forwarded, or answered 503): the server leaves it.
+   * `appHost`: the request is a visitor's, for an app's host.
+   */
+  request(req: IncomingMessage, res: ServerResponse, appHost: boolean): boolean;
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean;
+}
+
+/** Answered by every replica itself: its own liveness, readiness (is it the leader?) and metrics. */
+const LOCAL = new Set(['/healthz', '/readyz', '/metrics']);
+
+const HOP_BY_HOP = [
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+];
+
+const RETRY_AFTER_S = 2;
+
+/**
+ * A follower serves the API, MCP and the activator path by handing every request to the leader
+ * (the Lease names its address): the one replica that runs the apps' actors, so a deploy, a wake
+ * or a log stream meets the state it changes. Its own probes and metrics it answers itself. While
+ * no leader is known or it cannot be reached (a failover), the answer is 503 with Retry-After.
+ */
+export function leaderForwarder(view: () => LeaderView): Forwarder {
+  /** Served here (undefined), handed to the leader (its URL), or refused (why). */
+  const target = (req: IncomingMessage, appHost = true): URL | string | undefined => {
+    const now = view();
+    if (now.leading || (!appHost && LOCAL.has(pathOf(req)))) return undefined;
+    if (req.headers[FORWARDED_HEADER] !== undefined) {
+      return 'this replica does not lead, and does not hand on a request handed to it';
+    }
+    if (!now.leaderUrl || !now.holder) return 'no replica leads yet; a failover may be on its way';
+    return new URL(now.leaderUrl);
+  };
+  const send = (req: IncomingMessage, to: URL) => {
+    const headers: OutgoingHttpHeaders = { ...req.headers, [FORWARDED_HEADER]: view().identity };
+    for (const name of HOP_BY_HOP) delete headers[name];
+    if (req.headers.upgrade) {
+      Object.assign(headers, { connection: 'upgrade', upgrade: req.headers.upgrade });
+    }
+    const request = to.protocol === 'https:' ? httpsRequest : httpRequest;
+    return request({
+      protocol: to.protocol,
+      hostname: to.hostname,
+      port: to.port,
+      method: req.method,
+      path: req.url,
+      headers,
+    });
+  };
+  return {
+    request(req, res, appHost) {
+      const to = target(req, appHost);
+      if (to === undefined) return false;
+      if (typeof to === 'string') {
+        unavailable(res, to);
+        return true;
+      }
+      const upstream = send(req, to);
+      upstream.on('response', (answer) => {
+        const headers = { ...answer.headers };
+        for (const name of HOP_BY_HOP) delete headers[name];
+        res.writeHead(answer.statusCode ?? 502, headers);
+        answer.pipe(res);
+        res.on('close', () => answer.destroy());
+      });
+      upstream.on('error', () => {
+        if (!res.headersSent)
+          unavailable(res, 'the leader cannot be reached; a failover may be on its way');
+        else res.destroy();
+      });
+      req.on('aborted', () => upstream.destroy());
+      req.pipe(upstream);
+      return true;
+    },
+    upgrade(req, socket, head) {
+      const to = target(req);
+      if (to === undefined) return false;
+      if (typeof to === 'string') {
+        socket.destroy();
+        return true;
+      }
+      const upstream = send(req, to);
+      upstream.on('upgrade', (answer, leader, leaderHead) => {
+        const lines = [`HTTP/1.1 ${answer.statusCode ?? 101} ${answer.statusMessage ?? ''}`];
+        for (let i = 0; i < answer.rawHeaders.length; i += 2) {
+          lines.push(`${answer.rawHeaders[i]}: ${answer.rawHeaders[i + 1]}`);
+        }
+        socket.write(`${lines.join('\r\n')}\r\n\r\n`);
+        if (leaderHead.length > 0) socket.write(leaderHead);
+        if (head.length > 0) leader.write(head);
+        leader.pipe(socket).pipe(leader);
+        leader.on('error', () => socket.destroy());
+        socket.on('error', () => leader.destroy());
+      });
+      upstream.on('response', (answer) => {
+        answer.resume();
+        socket.destroy();
+      });
+      upstream.on('error', () => socket.destroy());
+      upstream.end();
+      return true;
+    },
+  };
+}
+
+function unavailable(res: ServerResponse, message: string): void {
+  res.writeHead(503, { 'content-type': 'application/json', 'retry-after': String(RETRY_AFTER_S) });
+  res.end(JSON.stringify(new AppError(503, 'leader_unavailable', message).toBody()));
+}
+
+function pathOf(req: IncomingMessage): string {
+  const url = req.url ?? '/';
+  const q = url.indexOf('?');
+  return q === -1 ? url : url.slice(0, q);
+}

@@ -3,7 +3,7 @@
 // connection comes (whoever wrote them: the EndpointSlice controller for a Service with a
 // selector, Slipway for one without). The client's own address stays the source, as kube-proxy's
 // DNAT keeps it; with no ready endpoint the connection is reset, as kube-proxy's REJECT rule does.
-// The ClusterIP is added to lo (root, as the test node's pod addresses).
+// The ClusterIP is added to lo, the suites' own (netns.sh), as the test node's pod addresses are.
 import { execFileSync } from 'node:child_process';
 import { connect, createServer, type Socket } from 'node:net';
 import type { Api } from './cluster.js';

@@ -348,6 +348,18 @@ export const configSchema = z.strictObject({
                 .default('0.0.0.0:3128'),
               address: z.string().min(1).optional(),
               service: z.string().min(1).default('slipway-egress'),
+              /**
+               * This control plane's own Pod (the downward API; the chart sets it): Slipway then
+               * writes the endpoint of `service` itself, ready while its gate answers, so the
+               * gate's Service does not follow `/readyz` (an S3 or API blip cuts no app's egress).
+               */
+              pod: z
+                .strictObject({
+                  name: z.string().min(1),
+                  uid: z.string().min(1),
+                  ip: z.union([z.ipv4(), z.ipv6()]),
+                })
+                .optional(),
             })
             .prefault({}),
           /**

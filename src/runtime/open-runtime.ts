@@ -79,6 +79,7 @@ export async function openRuntime(config: Config, deps: RuntimeDeps): Promise<Ru
         listen: splitHostPort(runtime.kubernetes.egress.listen),
         address: runtime.kubernetes.egress.address,
         service: runtime.kubernetes.egress.service,
+        pod: runtime.kubernetes.egress.pod,
         allowPrivate: runtime.egress.allowPrivate,
         maxConnectionsPerSandbox: runtime.egress.maxConnectionsPerSandbox,
         maxConnections: runtime.egress.maxConnections,

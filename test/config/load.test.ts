@@ -60,6 +60,25 @@ describe('loadConfig', () => {
     expect(config.kubernetes.namespace).toBe('deploys');
   });
 
+  it("takes the control plane's own pod from SVC_POD_* (the chart's downward API)", () => {
+    const config = loadConfig({
+      SVC_POD_NAME: 'slipway-0',
+      SVC_POD_UID: '0c7e1f9a-3b52-4f0e-9d61-2a8c5e7b4d10',
+      SVC_POD_IP: '10.244.1.17',
+    });
+    expect(config.runtime.kubernetes.egress.pod).toEqual({
+      name: 'slipway-0',
+      uid: '0c7e1f9a-3b52-4f0e-9d61-2a8c5e7b4d10',
+      ip: '10.244.1.17',
+    });
+    expect(() => loadConfig({ SVC_POD_NAME: 'slipway-0', SVC_POD_IP: '10.244.1.17' })).toThrow(
+      /runtime\.kubernetes\.egress\.pod\.uid/,
+    );
+    expect(() =>
+      loadConfig({ SVC_POD_NAME: 'a', SVC_POD_UID: 'b', SVC_POD_IP: 'not-an-ip' }),
+    ).toThrow(/runtime\.kubernetes\.egress\.pod\.ip/);
+  });
+
   it('lets SVC_* variables override the file', () => {
     const path = yamlFile('server: { listen: "127.0.0.1:9000" }\nauth: { enabled: true }\n');
     const config = loadConfig({

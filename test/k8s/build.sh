@@ -17,8 +17,9 @@
 #     stamps/<component>            what was built (version + recipe); equal stamp + present output = skip
 #     src/<component>/              throwaway Go modules the binaries are built from
 #
-# Idempotent: a second run with nothing changed only compares stamps (well under a second).
-# Everything comes through the Go module proxy with the ordinary go command; nothing else is downloaded.
+# Idempotent: a second run with nothing changed only compares stamps and finds the venv (about 1 s).
+# Everything comes through the Go module proxy with the ordinary go command, and moto's venv (the
+# suites' S3) through pip, made at the end; the suites then run without a network (netns.sh).
 # Builds share a 2-core machine: -p=2, GOMAXPROCS=2.
 set -euo pipefail
 
@@ -251,4 +252,9 @@ build_gateway_api
 build_servicemonitor_crd
 build_agent_sandbox
 build_kubernetes
+# moto (the suites' S3) from the Python package index, as `npm test` makes it: the suites run
+# without a network (netns.sh), so its venv is made here, outside (test/support/moto-venv.ts).
+(cd "$(dirname "$0")/../.." &&
+  node --import tsx --input-type=module \
+    -e "await (await import('./test/support/moto-venv.ts')).motoPython()")
 log "all parts ready in $CACHE ($(took "$T0"))"

@@ -6,7 +6,8 @@
 //                             accounts signed by a generated key, a static admin token
 //   kube-controller-manager   only the controllers a kubelet-less cluster needs: the garbage
 //                             collector (claim → sandbox → pod deletion), namespace, serviceaccount
-//                             (the "default" account pods need) and root-ca-cert-publisher
+//                             (the "default" account pods need) and root-ca-cert-publisher;
+//                             the EndpointSlice controller when a suite asks for it
 //   agent-sandbox-controller  with --extensions (SandboxTemplate, SandboxWarmPool, SandboxClaim), as
 //                             its own service account bound to upstream's ClusterRoles; its CRD
 //                             conversion webhook served on 127.0.0.1 with a cert we sign
@@ -174,6 +175,11 @@ export type StartClusterOptions = {
   cache?: string;
   /** Also echo component logs to stderr. Default: only to <dir>/logs/. */
   verbose?: boolean;
+  /**
+   * Also run the EndpointSlice controller: Services with a selector get their pods' slices, which
+   * follow each pod's Ready (what the egress test's service proxy routes by). Default: off.
+   */
+  endpointSlices?: boolean;
 };
 
 const BINARIES = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'agent-sandbox-controller'];
@@ -541,7 +547,7 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
       bin('kube-controller-manager'),
       [
         `--kubeconfig=${kubeconfig}`,
-        '--controllers=garbagecollector,namespace,serviceaccount,root-ca-cert-publisher',
+        `--controllers=garbagecollector,namespace,serviceaccount,root-ca-cert-publisher${opts.endpointSlices ? ',endpointslice' : ''}`,
         '--leader-elect=false',
         '--secure-port=0',
         `--root-ca-file=${join(pki, 'ca.crt')}`,

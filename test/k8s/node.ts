@@ -6,8 +6,9 @@
 //   - watches pods (list, then watch from the list's resourceVersion with bookmarks; re-lists on
 //     410 Gone or when a watch ends) that match an optional namespace / label selector;
 //   - binds each unbound pod to its node through the pods/binding subresource (the scheduler's job);
-//   - gives each pod its own address 198.18.X.N, added to the loopback device (198.18.0.0/15 is
-//     reserved for benchmarks and never routed; not 127/8, whose addresses the API server refuses in
+//   - gives each pod its own address 198.18.X.N, added to the loopback device of the suites' own
+//     network namespace (test/k8s/netns.sh: never the host's) (198.18.0.0/15 is reserved for
+//     benchmarks and never routed; not 127/8, whose addresses the API server refuses in
 //     EndpointSlices, as it would from a real node; adding them needs root, as CI runs), and starts
 //     agentCommand(pod) as a local process with the pod's first container's env resolved
 //     (value with `$(VAR)` expansion, secretKeyRef, configMapKeyRef, fieldRef), the namespace's

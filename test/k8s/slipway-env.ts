@@ -2,7 +2,15 @@
 // sandbox pods in the namespace, and an S3 bucket in moto for the sources (pods pull pre-signed
 // URLs). Shared by the suites that run a real Slipway on Kubernetes and by the bench row.
 import { startMoto, type Moto } from '../support/moto.js';
-import { startCluster, startTestNode, type Cluster, type TestNode } from './cluster.js';
+import {
+  startCluster,
+  startTestNode,
+  type AgentProcess,
+  type Cluster,
+  type Pod,
+  type StartClusterOptions,
+  type TestNode,
+} from './cluster.js';
 import { bundlePodAgent, podAgentCommand } from './pod-agent.js';
 
 export interface SlipwayEnv {
@@ -19,14 +27,25 @@ export interface SlipwayEnv {
   stop(): Promise<void>;
 }
 
-export async function startSlipwayEnv(namespace: string, bucket: string): Promise<SlipwayEnv> {
+export interface SlipwayEnvOptions {
+  cluster?: StartClusterOptions;
+  /** What the node runs for a pod that is not a sandbox (e.g. Slipway's own); undefined: the agent. */
+  otherPod?: (pod: Pod, ip: string) => AgentProcess | undefined;
+}
+
+export async function startSlipwayEnv(
+  namespace: string,
+  bucket: string,
+  opts: SlipwayEnvOptions = {},
+): Promise<SlipwayEnv> {
   const moto = await startMoto();
   await moto.createBucket(bucket);
-  const cluster = await startCluster();
+  const cluster = await startCluster(opts.cluster);
+  const agent = podAgentCommand(await bundlePodAgent());
   const node = await startTestNode({
     cluster,
     namespace,
-    agentCommand: podAgentCommand(await bundlePodAgent()),
+    agentCommand: (pod, ip) => opts.otherPod?.(pod, ip) ?? agent(pod, ip),
   });
   await cluster.api.must('POST', '/api/v1/namespaces', { metadata: { name: namespace } });
   return {

@@ -1,18 +1,14 @@
-import { spawn, execFile, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { motoPython } from './moto-venv.js';
 
 /**
- * moto's S3-compatible server (moto[server], from the Python package index) for the S3 source
- * store's tests. The venv is built once into `$SLIPWAY_CACHE` (default ~/.cache/slipway), as the
- * Schemathesis run does; each test file starts its own server on a free loopback port.
+ * moto's S3-compatible server (moto[server], from the Python package index; its venv made once by
+ * moto-venv.ts) for the S3 source store's tests. Each test file starts its own server on a free
+ * loopback port.
  */
-export const MOTO_VERSION = '5.2.5';
+export { MOTO_VERSION } from './moto-venv.js';
 
 /** Credentials moto accepts (any); set in the test process so the SDK's default chain finds them. */
 export const MOTO_CREDENTIALS = {
@@ -68,38 +64,6 @@ export async function startMoto(): Promise<Moto> {
       child = await launch(python, port, endpoint);
     },
   };
-}
-
-const run = promisify(execFile);
-
-/** The venv's python, built on first use; concurrent test files race to a rename, one wins. */
-async function motoPython(): Promise<string> {
-  const cache = process.env.SLIPWAY_CACHE ?? join(homedir(), '.cache', 'slipway');
-  const venv = join(cache, `moto-${MOTO_VERSION}`);
-  const python = join(venv, 'bin', 'python');
-  if (existsSync(python)) return python;
-  mkdirSync(cache, { recursive: true });
-  // Built aside and renamed whole, so a half-built venv is never taken for a ready one. Run as
-  // `python -m moto.server`, the venv needs no absolute paths in scripts and survives the rename.
-  const building = `${venv}.building-${randomBytes(4).toString('hex')}`;
-  try {
-    await run('python3', ['-m', 'venv', building]);
-    await run(join(building, 'bin', 'pip'), [
-      'install',
-      '--quiet',
-      '--disable-pip-version-check',
-      `moto[server]==${MOTO_VERSION}`,
-    ]);
-    try {
-      renameSync(building, venv);
-    } catch (err) {
-      // Another test file's build won the race: its venv is as good as this one.
-      if (!existsSync(python)) throw err;
-    }
-  } finally {
-    rmSync(building, { recursive: true, force: true });
-  }
-  return python;
 }
 
 async function launch(python: string, port: number, endpoint: string): Promise<ChildProcess> {

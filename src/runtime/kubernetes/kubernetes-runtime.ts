@@ -13,6 +13,7 @@ import { adoptClaim, recordRuns } from './claim-adoption.js';
 import { bindClaim, type BindDeps, type Claim } from './claim-binding.js';
 import { ObjectWatch, type WatchedObject } from './claim-watch.js';
 import { gateAddress, setUpCluster } from './cluster-setup.js';
+import { egressEndpoint, type EgressEndpoint } from './egress-endpoint.js';
 import { listenEgressPort } from './egress-port.js';
 import { KubeApply, apiErrorText } from './kube-apply.js';
 import { injectPod } from './pod-inject.js';
@@ -66,6 +67,8 @@ export interface EgressOptions {
    */
   address?: string;
   service: string;
+  /** This control plane's Pod: it publishes the gate's endpoint on `service` itself. */
+  pod?: { name: string; uid: string; ip: string };
   /** `runtime.egress.allowPrivate`. */
   allowPrivate: string[];
   maxConnectionsPerSandbox?: number;
@@ -113,6 +116,7 @@ export function createKubernetesRuntime(opts: KubernetesRuntimeOptions): Runtime
     log: opts.log,
   };
   let egressPort: { port: number; close(): Promise<void> } | undefined;
+  let gateEndpoint: EgressEndpoint | undefined;
   let state: 'new' | 'started' | 'stopped' = 'new';
   let starting: Promise<void> | undefined;
   let adopted: AdoptedSandbox[] = [];
@@ -169,6 +173,18 @@ export function createKubernetesRuntime(opts: KubernetesRuntimeOptions): Runtime
         'left by a previous run',
       );
     state = 'started';
+    // Once the pods it holds are known: a connection from one of them finds its gate.
+    if (opts.egress.pod) {
+      gateEndpoint = egressEndpoint({
+        kubeConfig: opts.kubeConfig,
+        namespace: opts.namespace,
+        service: opts.egress.service,
+        port: egressPort.port,
+        pod: opts.egress.pod,
+        log: opts.log,
+      });
+      await gateEndpoint.start();
+    }
   };
 
   /**
@@ -237,6 +253,7 @@ export function createKubernetesRuntime(opts: KubernetesRuntimeOptions): Runtime
       if (state === 'stopped') return;
       state = 'stopped';
       await starting?.catch(() => undefined);
+      await gateEndpoint?.withdraw();
       clearTimeout(orphanTimer);
       adopted = [];
       await Promise.all(

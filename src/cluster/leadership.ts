@@ -64,7 +64,7 @@ export function leaderLeaseName(instance: string): string {
 /** Where the other replicas reach a listener on `host:port`: the pod's IP when it is known. */
 export function peerUrl(tls: boolean, host: string, port: number): string {
   const wildcard = host === '' || host === '0.0.0.0' || host === '::';
-  const address = process.env.POD_IP ?? (wildcard ? hostname() : host);
+  const address = process.env.SVC_POD_IP ?? (wildcard ? hostname() : host);
   const bracketed = address.includes(':') ? `[${address}]` : address;
   return `${tls ? 'https' : 'http'}://${bracketed}:${port}`;
 }

@@ -326,7 +326,7 @@ export const configSchema = z.strictObject({
               renewSeconds: z.number().int().min(1).max(299).default(5),
               /**
                * Where the other replicas reach this one's listener; default
-               * `http://$POD_IP:<port>` (the chart sets POD_IP), else the listen address.
+               * `http://$SVC_POD_IP:<port>` (the chart sets SVC_POD_IP), else the listen address.
                */
               peerURL: z.url({ protocol: /^https?$/ }).optional(),
             })

@@ -3,6 +3,7 @@
 // URLs). Shared by the suites that run a real Slipway on Kubernetes and by the bench row.
 import { startMoto, type Moto } from '../support/moto.js';
 import { startCluster, startTestNode, type Cluster, type TestNode } from './cluster.js';
+import { imagePodCommand, type ImagePodOptions } from './image-pod.js';
 import { bundlePodAgent, podAgentCommand } from './pod-agent.js';
 
 export interface SlipwayEnv {
@@ -19,14 +20,22 @@ export interface SlipwayEnv {
   stop(): Promise<void>;
 }
 
-export async function startSlipwayEnv(namespace: string, bucket: string): Promise<SlipwayEnv> {
+/**
+ * `images`: the test node runs the pods from their images' root filesystems (image-pod.ts) instead
+ * of the host's, with the pod agent bundled from the checkout.
+ */
+export async function startSlipwayEnv(
+  namespace: string,
+  bucket: string,
+  images?: ImagePodOptions,
+): Promise<SlipwayEnv> {
   const moto = await startMoto();
   await moto.createBucket(bucket);
   const cluster = await startCluster();
   const node = await startTestNode({
     cluster,
     namespace,
-    agentCommand: podAgentCommand(await bundlePodAgent()),
+    agentCommand: images ? imagePodCommand(images) : podAgentCommand(await bundlePodAgent()),
   });
   await cluster.api.must('POST', '/api/v1/namespaces', { metadata: { name: namespace } });
   return {

@@ -35,7 +35,11 @@ const appVersion = (
 ).appVersion;
 
 /** Runs argv in an image's rootfs (read-only, uid 65532, /tmp a tmpfs) and returns its stdout. */
-function inImage(image: string, args: string[], tmpfs = [{ path: '/tmp' }]): string {
+function inImage(
+  image: string,
+  args: string[],
+  tmpfs: { path: string; bytes?: number }[] = [{ path: '/tmp' }],
+): string {
   const run = imageProcess({
     bundle: join(bundlesDir, image),
     name: `check-${image}`,
@@ -109,6 +113,34 @@ describe('the images images.sh builds', () => {
     expect(got.v).toMatch(/^3\./);
     expect(got.uid).toBe(65532);
     expect(got.write).toBe('EROFS');
+  });
+
+  it("a run's memory limit kills what goes over it; an emptyDir's sizeLimit ends writes (ENOSPC)", () => {
+    // 640 MiB touched, in 16 MiB buffers (outside V8's heap limit).
+    const hog = `const b = []; for (let i = 0; i < 40; i++) b.push(Buffer.alloc(16 * 2 ** 20, 1)); console.log('survived');`;
+    const under = (memoryBytes: number) => {
+      const run = imageProcess({
+        bundle: join(bundlesDir, 'slipway-agent'),
+        name: `check-memory-${memoryBytes}`,
+        args: ['node', '-e', hog],
+        tmpfs: [{ path: '/tmp' }],
+        memoryBytes,
+      });
+      const res = spawnSync(run.command, run.args, { env: run.env, encoding: 'utf8' });
+      run.cleanup();
+      return res;
+    };
+    expect(under(2 ** 30).stdout.trim()).toBe('survived');
+    const killed = under(128 * 2 ** 20);
+    expect(killed.stdout).not.toContain('survived');
+    expect(killed.status).toBe(128 + 9); // bwrap's exit status for a child killed by SIGKILL
+    const write = `try { require('node:fs').writeFileSync('/tmp/f', Buffer.alloc(2 * 2 ** 20)); console.log('written'); } catch (e) { console.log(e.code); }`;
+    expect(
+      inImage('slipway-agent', ['node', '-e', write], [{ path: '/tmp', bytes: 2 ** 20 }]),
+    ).toBe('ENOSPC');
+    expect(
+      inImage('slipway-agent', ['node', '-e', write], [{ path: '/tmp', bytes: 4 * 2 ** 20 }]),
+    ).toBe('written');
   });
 
   it('the agent image has python3 (the python template)', () => {

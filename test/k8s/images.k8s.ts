@@ -5,7 +5,7 @@
 // from the agent image (image-pod.ts), under the pod's user, read-only root, emptyDir size limits
 // and memory limit.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -253,6 +253,7 @@ describe('the control plane from its image, apps in pods from the agent image (r
     await server?.stop();
     await env?.stop();
     execFileSync('ip', ['addr', 'del', `${GATE_IP}/32`, 'dev', 'lo']);
+    if (!process.env.SLIPWAY_K8S_KEEP) rmSync(dir, { recursive: true, force: true });
   });
 
   it('answers /readyz 200 with its pool filled by a pod from the agent image', async () => {

@@ -5,15 +5,19 @@
 # files; an emptyDir). Code and dependencies are root-owned and not writable by the process.
 # Kubernetes ignores HEALTHCHECK; its probes (the Helm chart) are HTTP GET on port 8080:
 # liveness /healthz, readiness /readyz.
+#
+# test/k8s/images.sh builds the same image without Docker for the test cluster (Debian bookworm,
+# this Node version, the same files, user, env and entry point); test/contract/dockerfiles.test.ts
+# holds the two to the same Node version.
 
 # Production dependencies only. better-sqlite3's native addon is built here: the full image has
 # python3, make and g++ for when no prebuilt binary fits.
-FROM node:26-bookworm AS deps
+FROM node:26.12.1-bookworm AS deps
 WORKDIR /opt/slipway
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
-FROM node:26-bookworm-slim AS runtime
+FROM node:26.12.1-bookworm-slim AS runtime
 ENV NODE_ENV=production \
     HOME=/tmp \
     npm_config_cache=/tmp/.npm \

@@ -41,6 +41,13 @@ const args = (stage: Stage, op: string) => stage.body.filter((i) => i.op === op)
 const finalStage = (stages: Stage[]) => stages.at(-1) as Stage;
 /** The exec form (JSON array) of ENTRYPOINT/CMD/VOLUME. */
 const execForm = (text: string | undefined) => JSON.parse(text ?? 'null') as string[];
+/** The Node version and Debian suite test/k8s/images.sh builds the images with, without Docker. */
+const imagesScript = (() => {
+  const text = readFileSync(join(ROOT, 'test/k8s/images.sh'), 'utf8');
+  const node = /^NODE_VERSION=\$\{SLIPWAY_IMAGE_NODE:-([\d.]+)\}/m.exec(text)?.[1] ?? '';
+  const suite = /^DEBIAN_SUITE=([a-z]+)$/m.exec(text)?.[1] ?? '';
+  return { node, suite };
+})();
 const dockerignore = readFileSync(join(ROOT, '.dockerignore'), 'utf8')
   .split('\n')
   .filter((l) => l && !l.startsWith('#'));
@@ -52,6 +59,18 @@ describe.each(['Dockerfile', 'Dockerfile.agent'])('%s', (file) => {
   it('is multi-stage, ending on a slim image of the newest LTS Node (26)', () => {
     expect(stages.length).toBeGreaterThanOrEqual(2);
     expect(last.base).toMatch(/^node:26(\.[\d.]+)?-[a-z]+-slim$/);
+  });
+
+  it("uses the Node and Debian release the test cluster's images are built from, in every stage", () => {
+    expect(imagesScript.node).toMatch(/^26\.\d+\.\d+$/);
+    expect(imagesScript.suite).toMatch(/^[a-z]+$/);
+    for (const stage of stages) {
+      expect(stage.base).toMatch(
+        new RegExp(
+          `^node:${imagesScript.node.replaceAll('.', '\\.')}-${imagesScript.suite}(-slim)?$`,
+        ),
+      );
+    }
   });
 
   it('runs as a non-root numeric uid, set once (never back to root)', () => {

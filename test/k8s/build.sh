@@ -14,6 +14,8 @@
 #     bin/kubeconform               github.com/yannh/kubeconform/cmd/kubeconform (validates rendered objects)
 #     crds/prometheus-operator/*.yaml  the ServiceMonitor CRD (github.com/prometheus-operator/prometheus-operator
 #                                   example/prometheus-operator-crd), for the chart's optional ServiceMonitor
+#     bin/umoci                     github.com/opencontainers/umoci/cmd/umoci (writes OCI image layouts)
+#     images/                       the control plane's and the agent's images (images.sh, run last)
 #     stamps/<component>            what was built (version + recipe); equal stamp + present output = skip
 #     src/<component>/              throwaway Go modules the binaries are built from
 #
@@ -29,6 +31,7 @@ GATEWAY_API_VERSION=${GATEWAY_API_VERSION:-v1.6.3}     # v1.7 needs a newer Go t
 HELM_VERSION=${HELM_VERSION:-v3.22.0}
 KUBECONFORM_VERSION=${KUBECONFORM_VERSION:-v0.8.0}
 PROMETHEUS_OPERATOR_VERSION=${PROMETHEUS_OPERATOR_VERSION:-v0.85.0}
+UMOCI_VERSION=${UMOCI_VERSION:-v0.6.0}                 # writes the images' OCI layouts (images.sh)
 RECIPE=1                                               # bump when the way something is built changes
 
 CACHE=${SLIPWAY_K8S_CACHE:-$HOME/.cache/slipway-k8s}
@@ -248,6 +251,8 @@ else
 fi
 build_tool kubeconform github.com/yannh/kubeconform "$KUBECONFORM_VERSION" \
   github.com/yannh/kubeconform/cmd/kubeconform "-X main.version=$KUBECONFORM_VERSION"
+build_tool umoci github.com/opencontainers/umoci "$UMOCI_VERSION" \
+  github.com/opencontainers/umoci/cmd/umoci ""
 build_gateway_api
 build_servicemonitor_crd
 build_agent_sandbox
@@ -257,4 +262,5 @@ build_kubernetes
 (cd "$(dirname "$0")/../.." &&
   node --import tsx --input-type=module \
     -e "await (await import('./test/support/moto-venv.ts')).motoPython()")
+bash "$(dirname "$0")/images.sh"
 log "all parts ready in $CACHE ($(took "$T0"))"

@@ -22,7 +22,9 @@
 //   - when a pod is being deleted: kills its process (SIGTERM, then SIGKILL after the pod's grace
 //     period, at most 5 s) and completes the deletion (DELETE with gracePeriodSeconds 0), which is
 //     what a kubelet does for a pod bound to it.
-// It does not pull images, mount volumes, enforce resources, or run init/sidecar containers.
+// It does not pull images or run init/sidecar containers; what agentCommand returns decides how a
+// pod runs (image-pod.ts: from its image's rootfs, with its user, read-only root, emptyDir size
+// limits and memory limit).
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
@@ -63,12 +65,21 @@ export type AgentProcess = {
   args?: string[];
   /** Added to the pod's env (which the node resolves from the first container's env). */
   env?: Record<string, string>;
+  /** Called once the process has exited (e.g. to remove its cgroup). */
+  cleanup?: () => void;
 };
 
 export type TestNodeOptions = {
   cluster: Pick<Cluster, 'api' | 'dir'>;
-  /** What to run for a pod: its "containers". ip is the pod's own 198.18.X.N. */
-  agentCommand: (pod: Pod, ip: string) => AgentProcess;
+  /**
+   * What to run for a pod: its "containers". ip is the pod's own 198.18.X.N, env the first
+   * container's env as the node resolved it.
+   */
+  agentCommand: (
+    pod: Pod,
+    ip: string,
+    env: Record<string, string>,
+  ) => AgentProcess | Promise<AgentProcess>;
   nodeName?: string;
   /** Only pods in this namespace (default: all). */
   namespace?: string;
@@ -306,7 +317,7 @@ export async function startTestNode(opts: TestNodeOptions): Promise<TestNode> {
   async function launch(r: Running) {
     const c = r.pod.spec?.containers?.[0];
     const env = await resolveEnv(r.pod, c, r.ip);
-    const cmd = opts.agentCommand(r.pod, r.ip);
+    const cmd = await opts.agentCommand(r.pod, r.ip, env);
     const log = createWriteStream(
       join(logDir, `${r.pod.metadata?.namespace}_${r.pod.metadata?.name}.log`),
       {
@@ -321,6 +332,7 @@ export async function startTestNode(opts: TestNodeOptions): Promise<TestNode> {
     child.stderr?.pipe(log, { end: false });
     r.child = child;
     child.on('exit', (code) => {
+      cmd.cleanup?.();
       if (r.stopping || stopped) return;
       const policy = r.pod.spec?.restartPolicy ?? 'Always';
       const again = policy === 'Always' || (policy === 'OnFailure' && code !== 0);

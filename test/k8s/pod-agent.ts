@@ -28,6 +28,11 @@ const portBase = 10_000 + (process.pid % 100) * PORT_BLOCK;
 let portsTaken = 0;
 const nextPort = (): number => portBase + (portsTaken++ % PORT_BLOCK);
 
+/** The loopback ports a pod's agent uses (app, egress relay), its own on the shared network. */
+export function podPorts(): Record<string, string> {
+  return { SLIPWAY_APP_PORT: String(nextPort()), SLIPWAY_PROXY_PORT: String(nextPort()) };
+}
+
 export function podAgentCommand(bundle: string): (pod: Pod, ip: string) => AgentProcess {
   return () => ({
     command: 'bwrap',
@@ -55,9 +60,6 @@ export function podAgentCommand(bundle: string): (pod: Pod, ip: string) => Agent
       process.execPath,
       '/opt/slipway/agent.mjs',
     ],
-    env: {
-      SLIPWAY_APP_PORT: String(nextPort()),
-      SLIPWAY_PROXY_PORT: String(nextPort()),
-    },
+    env: podPorts(),
   });
 }

@@ -11,6 +11,7 @@ import {
   type StartClusterOptions,
   type TestNode,
 } from './cluster.js';
+import { imagePodCommand, type ImagePodOptions } from './image-pod.js';
 import { bundlePodAgent, podAgentCommand } from './pod-agent.js';
 
 export interface SlipwayEnv {
@@ -31,6 +32,11 @@ export interface SlipwayEnvOptions {
   cluster?: StartClusterOptions;
   /** What the node runs for a pod that is not a sandbox (e.g. Slipway's own); undefined: the agent. */
   otherPod?: (pod: Pod, ip: string) => AgentProcess | undefined;
+  /**
+   * The test node runs the pods from their images' root filesystems (image-pod.ts) instead of the
+   * host's, with the pod agent bundled from the checkout.
+   */
+  images?: ImagePodOptions;
 }
 
 export async function startSlipwayEnv(
@@ -41,11 +47,13 @@ export async function startSlipwayEnv(
   const moto = await startMoto();
   await moto.createBucket(bucket);
   const cluster = await startCluster(opts.cluster);
-  const agent = podAgentCommand(await bundlePodAgent());
+  const agent = opts.images
+    ? imagePodCommand(opts.images)
+    : podAgentCommand(await bundlePodAgent());
   const node = await startTestNode({
     cluster,
     namespace,
-    agentCommand: (pod, ip) => opts.otherPod?.(pod, ip) ?? agent(pod, ip),
+    agentCommand: (pod, ip, env) => opts.otherPod?.(pod, ip) ?? agent(pod, ip, env),
   });
   await cluster.api.must('POST', '/api/v1/namespaces', { metadata: { name: namespace } });
   return {

@@ -30,7 +30,22 @@ function tighten(path: string, mode: number, log?: Log): void {
     throw err;
   }
   if ((was & ~mode) === 0) return;
-  chmodSync(path, mode);
+  try {
+    chmodSync(path, mode);
+  } catch (err) {
+    // Only the owner may chmod: a volume's root (an emptyDir, a PVC) mounted for a non-root pod is
+    // root's. What Slipway writes in it is its own and private (0600 files, 0700 dirs).
+    if ((err as NodeJS.ErrnoException).code !== 'EPERM') throw err;
+    log?.(
+      'warn',
+      'cannot tighten permissions: another account owns this; its contents stay private',
+      {
+        path,
+        mode: octal(was),
+      },
+    );
+    return;
+  }
   log?.('warn', 'repaired permissions: other accounts could read this', {
     path,
     was: octal(was),

@@ -7,8 +7,11 @@
 
 /** True when a request for `url` needs a valid identity (auth enabled). */
 export function isProtectedPath(url: string): boolean {
-  return pathForms(url).some(isProtectedForm);
+  return isProtectedForms(pathForms(url));
 }
+
+/** `isProtectedPath` of the forms `pathForms` found, for a caller that needs them as well. */
+export const isProtectedForms = (forms: readonly string[]): boolean => forms.some(isProtectedForm);
 
 /** True when `url` is at or under /api, /v1, /mcp or /internal/sources: no login route may live there. */
 export function isReservedPath(url: string): boolean {

@@ -1,17 +1,17 @@
 import { timingSafeEqual } from 'node:crypto';
-import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { IncomingMessage } from 'node:http';
 import { durationMs } from '../config/schema.js';
 import { AppError, unauthenticated } from '../errors.js';
 import '../http/types.js';
-import { bearerCredential, type BearerCredential } from './bearer.js';
+import { bearerCredential, parseBearer, type BearerCredential } from './bearer.js';
 import type { Identity } from './identity.js';
 import { IdentityCache } from './identity-cache.js';
 import { sha256 } from './keys.js';
 import { VerifiedKeys } from './verified-keys.js';
 import type { AuthMode, Principal, VerifyRequest } from './auth-mode.js';
 import { createAuthMode } from './modes.js';
-import { isProtectedPath, pathForms } from './paths.js';
+import { isProtectedForms, pathForms } from './paths.js';
 import { loadOrProvision } from './provision.js';
 
 /** What the auth plugin exposes on `app.auth` (global: the plugin is not encapsulated). */
@@ -119,7 +119,7 @@ async function authPlugin(app: FastifyInstance): Promise<void> {
     carriesSlipwayBearer: async (message: IncomingMessage) => {
       const { authorization } = message.headers;
       const credential = bearerCredential(authorization);
-      const digest = wellFormedDigest(credential);
+      const digest = wellFormedDigest(authorization);
       if (!digest) return false;
       if (serviceTokens.some((entry) => timingSafeEqual(digest, entry.digest))) return true;
       if (!mode) return false;
@@ -190,37 +190,41 @@ async function authPlugin(app: FastifyInstance): Promise<void> {
     request.identity = identity;
   };
 
-  // A callback hook, not an async one: a request whose key was verified lately (most of them)
-  // is let through without a promise.
+  const refuse = (request: FastifyRequest, reply: FastifyReply, err: unknown): Error => {
+    if (err instanceof AppError && err.status === 401 && mode) {
+      void reply.header('www-authenticate', challenge(mode, config.server.baseURL, request));
+    }
+    return err as Error;
+  };
+
+  // A callback hook, not an async one, that reads the URL's forms and hashes the bearer once: a
+  // request whose key was verified lately (most of them) is let through with no promise and no
+  // closure.
   app.addHook('onRequest', (request, reply, done) => {
     if (!mode) {
       request.identity = { ...NO_AUTH_IDENTITY, scopes: [] };
       return done();
     }
-    if (isExempt(request) || !isProtectedPath(request.url)) return done();
-    const credential = bearerCredential(request.headers.authorization);
-    const service = serviceIdentity(serviceTokens, request, credential);
+    if (isExempt(request)) return done();
+    const forms = pathForms(request.url);
+    if (!isProtectedForms(forms)) return done();
+    const { authorization } = request.headers;
+    const digest = authorization === undefined ? undefined : wellFormedDigest(authorization);
+    const service = digest && serviceIdentity(serviceTokens, forms, digest);
     if (service) {
       request.identity = { ...service, scopes: [...service.scopes] };
       return done();
     }
-    const refused = (err: unknown): void => {
-      if (err instanceof AppError && err.status === 401) {
-        void reply.header('www-authenticate', challenge(mode, config.server.baseURL, request));
-      }
-      done(err as Error);
-    };
-    let known: Identity | undefined;
-    try {
-      known = verifiedKeys?.get(credential.digest());
-    } catch (err) {
-      return refused(err);
-    }
+    const known = digest && verifiedKeys?.get(digest);
     if (known) {
       request.identity = known;
       return done();
     }
-    verify(mode, request, credential).then(() => done(), refused);
+    // Not remembered (or no well-formed bearer: the mode answers that with its own 401).
+    verify(mode, request, bearerCredential(authorization)).then(
+      () => done(),
+      (err: unknown) => done(refuse(request, reply, err)),
+    );
   });
 }
 
@@ -229,27 +233,25 @@ Object.defineProperty(authPlugin, Symbol.for('skip-override'), { value: true });
 Object.defineProperty(authPlugin, Symbol.for('fastify.display-name'), { value: 'slipway-auth' });
 export { authPlugin };
 
-/** The identity of a service token presented under its prefix, compared in constant time. */
-/** The bearer's digest, or undefined when the request carries no well-formed bearer token. */
-function wellFormedDigest(credential: BearerCredential): Buffer | undefined {
+/** The bearer's digest, or undefined when the header is not a well-formed bearer token. */
+function wellFormedDigest(authorization: string | string[] | undefined): Buffer | undefined {
   try {
-    return credential.digest();
+    return sha256(parseBearer(authorization));
   } catch (err) {
     if (err instanceof AppError && err.status === 401) return undefined;
     throw err;
   }
 }
 
+/**
+ * The identity of a service token presented under its prefix (every form of the URL), compared
+ * in constant time with each token.
+ */
 function serviceIdentity(
   tokens: ReadonlyArray<{ prefix: string; digest: Buffer; identity: Identity }>,
-  request: FastifyRequest,
-  credential: BearerCredential,
+  forms: readonly string[],
+  digest: Buffer,
 ): Identity | undefined {
-  if (tokens.length === 0) return undefined;
-  // No well-formed bearer: no service token; the mode's check refuses it with its own 401.
-  const digest = wellFormedDigest(credential);
-  if (!digest) return undefined;
-  const forms = pathForms(request.url);
   let found: Identity | undefined;
   for (const entry of tokens) {
     const matches = timingSafeEqual(digest, entry.digest);

@@ -25,40 +25,9 @@ export function appsRoutes(service: AppService, registry: AppRegistry, maxSource
   const view = (app: AppSummary) => appView(app, registry.activity(app.id));
   return async function routes(fastify: FastifyInstance): Promise<void> {
     const app = fastify.withTypeProvider<JsonSchemaToTsProvider>();
-    await app.register(multipart, {
-      limits: {
-        fileSize: maxSourceBytes,
-        files: 2,
-        fields: 4,
-        fieldSize: METADATA_MAX_BYTES,
-        parts: 6,
-      },
-    });
-
-    app.post('/v1/deploy', { schema: api.deployApp }, async (request, reply) => {
-      const identity = requireIdentity(request);
-      const clock = new StageClock();
-      const { metadataText, source } = await readDeployParts(request, maxSourceBytes);
-      const metadata = parseMetadataJson(metadataText);
-      clock.mark('parse');
-      if (!source || source.length === 0) {
-        throw new AppError(
-          400,
-          'missing_source',
-          'a source part with a gzipped tarball is required',
-        );
-      }
-      const { app: deployed, version } = await service.deploy(identity, metadata, source, clock);
-      const logs = registry.logs(deployed.id, version).slice(-LAST_LOG_LINES).map(logLineText);
-      const failure = deployFailure(deployed, version, logs);
-      if (failure) throw failure;
-      clock.mark('reply');
-      reply.header('server-timing', clock.header());
-      if (deployed.phase === 'Ready' && deployed.url) {
-        return reply.status(200).send({ app_id: deployed.id, url: deployed.url });
-      }
-      return reply.status(202).send({ app_id: deployed.id, status_url: `/v1/apps/${deployed.id}` });
-    });
+    // Multipart, with its hooks, only around the one route that reads it: the other routes pay
+    // nothing for it, and any body but JSON is 415 there, as the spec says.
+    await app.register(deployRoute(service, registry, maxSourceBytes));
 
     app.get('/v1/apps', { schema: api.listApps }, async (request) => {
       const page = service.list(requireIdentity(request), request.query);
@@ -104,6 +73,47 @@ export function appsRoutes(service: AppService, registry: AppRegistry, maxSource
       clock.mark('reply');
       reply.header('server-timing', clock.header());
       return view(app);
+    });
+  };
+}
+
+/** `POST /v1/deploy`, in its own plugin with the multipart parser. */
+function deployRoute(service: AppService, registry: AppRegistry, maxSourceBytes: number) {
+  return async function route(fastify: FastifyInstance): Promise<void> {
+    const app = fastify.withTypeProvider<JsonSchemaToTsProvider>();
+    await app.register(multipart, {
+      limits: {
+        fileSize: maxSourceBytes,
+        files: 2,
+        fields: 4,
+        fieldSize: METADATA_MAX_BYTES,
+        parts: 6,
+      },
+    });
+
+    app.post('/v1/deploy', { schema: api.deployApp }, async (request, reply) => {
+      const identity = requireIdentity(request);
+      const clock = new StageClock();
+      const { metadataText, source } = await readDeployParts(request, maxSourceBytes);
+      const metadata = parseMetadataJson(metadataText);
+      clock.mark('parse');
+      if (!source || source.length === 0) {
+        throw new AppError(
+          400,
+          'missing_source',
+          'a source part with a gzipped tarball is required',
+        );
+      }
+      const { app: deployed, version } = await service.deploy(identity, metadata, source, clock);
+      const logs = registry.logs(deployed.id, version).slice(-LAST_LOG_LINES).map(logLineText);
+      const failure = deployFailure(deployed, version, logs);
+      if (failure) throw failure;
+      clock.mark('reply');
+      reply.header('server-timing', clock.header());
+      if (deployed.phase === 'Ready' && deployed.url) {
+        return reply.status(200).send({ app_id: deployed.id, url: deployed.url });
+      }
+      return reply.status(202).send({ app_id: deployed.id, status_url: `/v1/apps/${deployed.id}` });
     });
   };
 }

@@ -16,6 +16,7 @@ import {
   userToRow,
 } from './rows.js';
 import { NO_LIMIT, prepareStatements } from './sqlite-statements.js';
+import { SummaryCache } from './summary-cache.js';
 import type { AppSummaryRow } from './rows.js';
 import type { Store } from './store.js';
 import type { Log } from '../logging.js';
@@ -65,7 +66,16 @@ export function openSqliteStore(path: string, opts: SqliteStoreOptions = {}): St
   // IMMEDIATE takes the write lock up front, so a read-then-write transaction cannot hit
   // SQLITE_BUSY halfway through; nested calls become savepoints.
   const writing = db.transaction((fn: () => unknown) => fn()).immediate;
-  const inTx = <T>(fn: () => T): T => writing(fn) as T;
+  const summaries = new SummaryCache();
+  const inTx = <T>(fn: () => T): T => {
+    try {
+      return writing(fn) as T;
+    } catch (err) {
+      // Rolled back: a summary read inside it may show a write that never landed.
+      summaries.clear();
+      throw err;
+    }
+  };
   // Multi-statement reads share one snapshot (items and total agree) without taking the write lock.
   const reading = db.transaction((fn: () => unknown) => fn()).deferred;
   const snapshot = <T>(fn: () => T): T => reading(fn) as T;
@@ -107,8 +117,10 @@ export function openSqliteStore(path: string, opts: SqliteStoreOptions = {}): St
       });
     },
     getAppSummary(id) {
-      const text = st.getAppSummary.get(id);
-      return text === undefined ? undefined : summaryFrom(text);
+      return summaries.get(id, () => {
+        const text = st.getAppSummary.get(id);
+        return text === undefined ? undefined : summaryFrom(text);
+      });
     },
     listAppSummaries(query) {
       const page = { limit: sqlLimit(query.limit), offset: sqlOffset(query.offset) };
@@ -124,9 +136,11 @@ export function openSqliteStore(path: string, opts: SqliteStoreOptions = {}): St
       });
     },
     putApp(app) {
+      summaries.forget(app.id);
       st.putApp.run(rows.appTo(app));
     },
     deleteApp(id) {
+      summaries.forget(id);
       return inTx(() => {
         const versions = st.listVersions.all(id).map((row) => rows.versionFrom(row));
         // Explicit deletes rather than relying on ON DELETE CASCADE alone: the cascade needs

@@ -120,6 +120,27 @@ describe('the contract at its edges', () => {
     },
   );
 
+  it.each([
+    ['PATCH', '/v1/apps/nope'],
+    ['POST', '/v1/apps/nope/suspend'],
+  ])(
+    'refuses a multipart body on %s %s, a JSON route beside the deploy, with 415',
+    async (method, path) => {
+      const form = new FormData();
+      form.set('metadata', '{"access":"private"}');
+      const res = await fetch(`${server.baseURL}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${ADMIN}` },
+        body: form,
+      });
+      expect(res.status).toBe(415);
+      expect(await res.json()).toEqual({
+        code: 'unsupported_media_type',
+        message: 'unsupported content type',
+      });
+    },
+  );
+
   it('says which limit a body over it passed (413 details.limitBytes)', async () => {
     const json = await call(server.baseURL, '/api/users', {
       method: 'POST',

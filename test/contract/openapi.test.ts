@@ -37,7 +37,8 @@ const isOpen = (o: Operation): boolean =>
  * issue's last_admin (409 of a change that would leave no active admin), and issue 30's
  * headers_too_large (431) and request_timeout (408), and issue 29's nothing_to_cancel (409 of a
  * cancel with no deploy in flight), and unknown_department (409 of a user naming a department
- * that does not exist, told apart from the 404 of a user that does not exist).
+ * that does not exist, told apart from the 404 of a user that does not exist), and issue 27's
+ * leader_unavailable (503 of a follower replica that cannot reach its leader).
  */
 const ERROR_CODES = new Set([
   'in_use',
@@ -73,6 +74,7 @@ const ERROR_CODES = new Set([
   'not_ready',
   'nothing_to_cancel',
   'unknown_department',
+  'leader_unavailable',
 ]);
 
 /** spec §5: the paths open even when auth is enabled. */

@@ -61,9 +61,16 @@ const MAX_HEAD_BYTES = 16 * 1024;
 /**
  * A request buffer that holds a head of MAX_HEAD_BYTES (as HAProxy stores it: a few bytes more a
  * header) plus the headers we add. No bigger: each request pays for its buffer's size, about
- * 10 µs of CPU at 32 KiB against 16 KiB here, as much as the rest of the config together.
+ * 10 µs of CPU at 32 KiB against 16 KiB here, as much as the rest of the config together, because
+ * a GET or HEAD that may be sent again (`retry-on empty-response`) is first copied, the whole
+ * buffer and not just the request (docs/data-path.md).
  */
 const BUFFER_BYTES = 20 * 1024;
+/**
+ * The request's host as the route map holds it: lower case, without a port or a trailing dot
+ * (one regular expression: it runs on every request).
+ */
+const HOST = 'req.fhdr(host),lower,regsub(\\.?:[0-9]+$|\\.$,)';
 /** Connections to one sandbox at once; more wait in the slot's queue (the router's own bound). */
 const MAX_CONNS_PER_APP = 256;
 /** A failed connection is retried at once: enough for one to land on the backup server. */
@@ -117,8 +124,7 @@ export function haproxyConfig(settings: HaproxySettings, paths: HaproxyPaths): s
     '',
     'frontend visitors',
     `  bind ${bind}:${settings.port}${ssl}`,
-    '  http-request set-var(txn.host) req.fhdr(host),lower,regsub(:[0-9]+$,),regsub(\\.$,)',
-    `  http-request set-var(txn.slot) var(txn.host),map(${paths.map})`,
+    ...routeLookup(settings, paths),
     '  acl routed var(txn.slot) -m found',
     '  acl one_host req.fhdr_cnt(host) eq 1',
     '  acl one_forwarded req.fhdr_cnt(x-forwarded-for) le 1',
@@ -130,7 +136,8 @@ export function haproxyConfig(settings: HaproxySettings, paths: HaproxyPaths): s
     '  acl direct var(txn.direct) -m bool',
     '  http-request disable-l7-retry if !METH_GET !{ method HEAD }',
     '  http-request set-header X-Forwarded-For "%[req.fhdr(x-forwarded-for)], %[src]" if direct { req.fhdr(x-forwarded-for) -m found }',
-    '  http-request set-header X-Forwarded-For %[src] if direct !{ req.fhdr(x-forwarded-for) -m found }',
+    // None to replace: added, not set (a set looks for the header to remove first).
+    '  http-request add-header X-Forwarded-For %[src] if direct !{ req.fhdr(x-forwarded-for) -m found }',
     '  http-request set-header X-Forwarded-Host %[req.fhdr(host)] if direct',
     `  http-request set-header X-Forwarded-Proto ${proto} if direct`,
     '  http-request del-header proxy-connection if direct',
@@ -165,6 +172,18 @@ export function haproxyConfig(settings: HaproxySettings, paths: HaproxyPaths): s
     );
   }
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * The slot of the request's host, from the route map. At debug the host is kept for the access
+ * line too; otherwise no variable holds it (each costs an allocation on every request).
+ */
+function routeLookup(settings: HaproxySettings, paths: HaproxyPaths): string[] {
+  if (!settings.accessLog) return [`  http-request set-var(txn.slot) ${HOST},map(${paths.map})`];
+  return [
+    `  http-request set-var(txn.host) ${HOST}`,
+    `  http-request set-var(txn.slot) var(txn.host),map(${paths.map})`,
+  ];
 }
 
 /**

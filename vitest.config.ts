@@ -18,6 +18,7 @@ const DATA_PATH_SUITES = [
   'test/faults/restart-continuity.test.ts',
   'test/faults/stop-everything.test.ts',
   'test/front/drain-close.test.ts',
+  'test/front/oversize-close.test.ts',
 ];
 
 export default defineConfig({

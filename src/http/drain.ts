@@ -63,7 +63,15 @@ export class Drain {
   /** The answer ends its connection, the visitor's too when a front door stands between. */
   private endsConnection(res: ServerResponse): void {
     res.setHeader('connection', 'close');
-    if (this.acceptor?.closeMark) res.setHeader(this.acceptor.closeMark, '1');
+    if (this.closeMark) res.setHeader(this.closeMark, '1');
+  }
+
+  /**
+   * The header by which an answer asks the front door to end the visitor's connection too (the
+   * native one keeps it open on a bare `Connection: close`); none when no front door needs it.
+   */
+  get closeMark(): string | undefined {
+    return this.acceptor?.closeMark;
   }
 
   get active(): boolean {

@@ -14,7 +14,11 @@ const DRAIN_MAX_MS = 30_000;
  * and discarded, up to `maxDrainBytes` and DRAIN_MAX_MS; then the connection closes gracefully.
  * Beyond those bounds (or a declared length beyond them) it is cut as before.
  */
-export function oversizePlugin(opts: { maxDrainBytes: number }) {
+export function oversizePlugin(opts: {
+  maxDrainBytes: number;
+  /** The header that makes the front door end the visitor's connection too (drain.ts). */
+  closeMark: () => string | undefined;
+}) {
   async function plugin(app: FastifyInstance): Promise<void> {
     // A callback hook: every answer passes here, and only a 413 needs anything done.
     app.addHook('onSend', (request, reply, payload, done) => {
@@ -25,6 +29,8 @@ export function oversizePlugin(opts: { maxDrainBytes: number }) {
         return done(null, payload);
       }
       void reply.header('connection', 'close');
+      const mark = opts.closeMark();
+      if (mark) void reply.header(mark, '1');
       void reply.header('content-length', String(Buffer.byteLength(payload)));
       const out = new PassThrough();
       out.write(payload);

@@ -128,7 +128,12 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
       isAppHost: (host) => deploy.urls.appForHost(host) !== undefined,
     }),
   );
-  await app.register(oversizePlugin({ maxDrainBytes: 2 * config.limits.maxSourceBytes }));
+  await app.register(
+    oversizePlugin({
+      maxDrainBytes: 2 * config.limits.maxSourceBytes,
+      closeMark: () => drain.closeMark,
+    }),
+  );
   await app.register(strictQueryPlugin);
   // Auth before any route plugin: its onRequest hook guards every protected path.
   await app.register(authPlugin);

@@ -222,9 +222,9 @@ describe('the control plane from its image, apps in pods from the agent image (r
     server = await startImageServer({
       bundle: join(bundlesDir, 'slipway'),
       dir,
-      // Not the image's SVC_DATA_DIR=/data itself: an emptyDir's root is root's (0777, as a kubelet
-      // makes it, and as the test node mounts it), which Slipway, uid 65532, cannot tighten to
-      // 0700, and it refuses to start (EPERM, chmod '/data'). A subdirectory is its own.
+      // A subdirectory of the image's SVC_DATA_DIR=/data, which Slipway (uid 65532) makes 0700
+      // itself: the emptyDir's root is root's (0777), which it cannot tighten (it starts there
+      // with a warning: test/persistence/private-files.test.ts).
       env: { ...MOTO_CREDENTIALS, SVC_DATA_DIR: '/data/slipway' },
       config: {
         ...chartConfig,

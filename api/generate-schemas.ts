@@ -79,6 +79,8 @@ class Components {
   private readonly declared = new Map<string, string>();
   /** The converted schema behind each declared constant. */
   private readonly converted = new Map<string, Schema>();
+  /** The constant already declared for an emitted text. */
+  private readonly byText = new Map<string, string>();
 
   constructor(readonly spec: JsonObject) {}
 
@@ -108,18 +110,37 @@ class Components {
    * A response's `allOf` of objects as the one object the serializer makes of it: closed members
    * would contradict each other, and typed as an intersection nothing could satisfy them.
    */
+  /** A schema operations may share (path parameters, a query, a merged reply): declared once. */
+  shared(name: string, schema: Schema): Ref {
+    const text = emit(schema);
+    const known = this.byText.get(text);
+    if (known !== undefined) return new Ref(known);
+    let constant = name;
+    for (let n = 2; this.declared.has(constant); n += 1) constant = `${name}${n}`;
+    this.declared.set(constant, text);
+    this.converted.set(constant, schema);
+    this.byText.set(text, constant);
+    this.declarations.push(`const ${constant} = ${text} as const;`, '');
+    return new Ref(constant);
+  }
+
   private merged(members: Schema[]): Schema {
     const properties: { [key: string]: Schema } = {};
     const required: Schema[] = [];
+    const names: string[] = [];
     for (const member of members) {
       const object = member instanceof Ref ? this.converted.get(member.name) : member;
       if (!isSchemaObject(object) || !isSchemaObject(object.properties)) {
         throw new Error('a response allOf is merged only when each member is an object');
       }
+      names.push(
+        member instanceof Ref ? member.name : `With${pascal(Object.keys(object.properties))}`,
+      );
       Object.assign(properties, object.properties);
       if (Array.isArray(object.required)) required.push(...object.required);
     }
-    return { type: 'object', required, properties, additionalProperties: false };
+    const schema = { type: 'object', required, properties, additionalProperties: false };
+    return this.shared(names.join(''), schema);
   }
 
   private convertEach(properties: Json, use: Use): { [key: string]: Schema } {
@@ -170,9 +191,9 @@ function operationSchema(
 ): { [key: string]: Schema } {
   const schema: { [key: string]: Schema } = {};
   const params = parameterObject(components, parameters, 'path');
-  if (params) schema.params = params;
+  if (params) schema.params = components.shared(`${params.name}Params`, params.schema);
   const query = parameterObject(components, parameters, 'query');
-  if (query) schema.querystring = query;
+  if (query) schema.querystring = components.shared(`${query.name}Query`, query.schema);
   const body = jsonBody(components, op);
   if (body) schema.body = body;
   const response = successResponses(components, op);
@@ -185,21 +206,35 @@ function parameterObject(
   components: Components,
   parameters: Json[],
   where: string,
-): Schema | undefined {
+): { name: string; schema: Schema } | undefined {
   const { spec } = components;
   const properties: { [key: string]: Schema } = {};
   const required: string[] = [];
+  const names: string[] = [];
   for (const entry of parameters) {
     const parameter = asObject(resolve(spec, entry), 'a parameter');
     if (parameter.in !== where) continue;
     const name = String(parameter.name);
     properties[name] = components.convert(parameter.schema ?? {}, 'request');
     if (parameter.required === true) required.push(name);
+    // A shared parameter is named as the spec names it (AppId, UserId), else by its own name.
+    const ref = isObject(entry) && typeof entry.$ref === 'string' ? entry.$ref : undefined;
+    names.push(
+      ref?.startsWith('#/components/parameters/') ? (ref.split('/').pop() ?? name) : pascal([name]),
+    );
   }
   if (Object.keys(properties).length === 0) return undefined;
-  return required.length > 0
-    ? { type: 'object', properties, required }
-    : { type: 'object', properties };
+  const schema: { [key: string]: Schema } = { type: 'object', properties };
+  if (required.length > 0) schema.required = required;
+  return { name: names.join(''), schema };
+}
+
+/** `['resource_path', 'limit']` → `ResourcePathLimit`: a constant's name from what it holds. */
+function pascal(words: string[]): string {
+  return words
+    .flatMap((word) => word.split(/[^A-Za-z0-9]+/))
+    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
+    .join('');
 }
 
 /**

@@ -84,6 +84,14 @@ const PlatformInfo = {
   additionalProperties: false,
 } as const;
 
+const LimitOffsetQuery = {
+  type: 'object',
+  properties: {
+    limit: { type: 'integer', minimum: 0, maximum: 10000 },
+    offset: { type: 'integer', minimum: 0, default: 0 },
+  },
+} as const;
+
 const AppName = {
   type: 'string',
   pattern: '^[a-z0-9]([a-z0-9-]*[a-z0-9])?$',
@@ -185,6 +193,12 @@ const AppList = {
   additionalProperties: false,
 } as const;
 
+const AppIdParams = {
+  type: 'object',
+  properties: { id: { type: 'string', pattern: '^[a-z0-9-]{1,63}$' } },
+  required: ['id'],
+} as const;
+
 const Duration = {
   type: 'string',
   pattern:
@@ -238,6 +252,57 @@ const UpdateAppRequest = {
         },
       },
     },
+  },
+} as const;
+
+const AppWithStatusUrl = {
+  type: 'object',
+  required: [
+    'app_id',
+    'name',
+    'owner',
+    'phase',
+    'runtime',
+    'last_deployed_at',
+    'reason',
+    'message',
+    'live_version',
+    'last_deploy',
+    'env',
+    'access',
+    'status_url',
+  ],
+  properties: {
+    app_id: { type: 'string' },
+    name: AppName,
+    owner: { type: 'string' },
+    phase: Phase,
+    url: { type: 'string', format: 'uri' },
+    runtime: {
+      type: 'object',
+      required: ['lane', 'template'],
+      properties: { lane: Lane, template: { type: 'string' }, build: { type: 'string' } },
+      additionalProperties: false,
+    },
+    last_deployed_at: Timestamp,
+    reason: { type: 'string' },
+    message: { type: 'string' },
+    live_version: { type: ['integer', 'null'] },
+    last_deploy: { oneOf: [DeployOutcome, { type: 'null' }] },
+    env: { type: 'array', items: EnvName },
+    access: Access,
+    activity: Activity,
+    poll_after_seconds: { type: 'integer', minimum: 1 },
+    status_url: { type: 'string' },
+  },
+  additionalProperties: false,
+} as const;
+
+const FollowVersionQuery = {
+  type: 'object',
+  properties: {
+    follow: { type: 'boolean', default: false },
+    version: { type: 'integer', minimum: 1 },
   },
 } as const;
 
@@ -328,6 +393,12 @@ const ShareLinkList = {
   additionalProperties: false,
 } as const;
 
+const ShareTokenParams = {
+  type: 'object',
+  properties: { token: { type: 'string' } },
+  required: ['token'],
+} as const;
+
 const ShareView = {
   type: 'object',
   required: ['name', 'status', 'url', 'access'],
@@ -339,6 +410,11 @@ const ShareView = {
     grant_url: { type: 'string', format: 'uri' },
   },
   additionalProperties: false,
+} as const;
+
+const LimitQuery = {
+  type: 'object',
+  properties: { limit: { type: 'integer', minimum: 1, maximum: 1000, default: 200 } },
 } as const;
 
 const AuditAction = {
@@ -408,6 +484,16 @@ const AuditList = {
   additionalProperties: false,
 } as const;
 
+const ActorActionAppLimitQuery = {
+  type: 'object',
+  properties: {
+    actor: { type: 'string', minLength: 1 },
+    action: AuditAction,
+    app: { type: 'string', minLength: 1 },
+    limit: { type: 'integer', minimum: 1, maximum: 1000, default: 200 },
+  },
+} as const;
+
 const AuthInfo = {
   type: 'object',
   required: ['enabled', 'mode', 'loginUrl'],
@@ -460,6 +546,12 @@ const ProtectedResourceMetadata = {
   additionalProperties: true,
 } as const;
 
+const ResourcePathParams = {
+  type: 'object',
+  properties: { resource_path: { type: 'string' } },
+  required: ['resource_path'],
+} as const;
+
 const UserStatus = { type: 'string', enum: ['active', 'suspended'] } as const;
 
 const User = {
@@ -508,6 +600,12 @@ const CreatedUser = {
   additionalProperties: false,
 } as const;
 
+const UserIdParams = {
+  type: 'object',
+  properties: { id: { type: 'string', minLength: 1, maxLength: 255 } },
+  required: ['id'],
+} as const;
+
 const UpdateUserRequest = {
   type: 'object',
   additionalProperties: false,
@@ -552,6 +650,12 @@ const CreateDepartmentRequest = {
   },
 } as const;
 
+const DepartmentIdParams = {
+  type: 'object',
+  properties: { id: { type: 'string', minLength: 1, maxLength: 63 } },
+  required: ['id'],
+} as const;
+
 const UpdateDepartmentRequest = {
   type: 'object',
   additionalProperties: false,
@@ -568,271 +672,78 @@ export const deployApp = { response: { '200': DeployResponse, '202': DeployRespo
 export const getTemplates = { response: { '200': PlatformInfo } } as const;
 
 /** GET /v1/apps */
-export const listApps = {
-  querystring: {
-    type: 'object',
-    properties: {
-      limit: { type: 'integer', minimum: 0, maximum: 10000 },
-      offset: { type: 'integer', minimum: 0, default: 0 },
-    },
-  },
-  response: { '200': AppList },
-} as const;
+export const listApps = { querystring: LimitOffsetQuery, response: { '200': AppList } } as const;
 
 /** GET /v1/apps/{id} */
-export const getApp = {
-  params: {
-    type: 'object',
-    properties: { id: { type: 'string', pattern: '^[a-z0-9-]{1,63}$' } },
-    required: ['id'],
-  },
-  response: { '200': App },
-} as const;
+export const getApp = { params: AppIdParams, response: { '200': App } } as const;
 
 /** DELETE /v1/apps/{id} */
-export const deleteApp = {
-  params: {
-    type: 'object',
-    properties: { id: { type: 'string', pattern: '^[a-z0-9-]{1,63}$' } },
-    required: ['id'],
-  },
-} as const;
+export const deleteApp = { params: AppIdParams } as const;
 
 /** PATCH /v1/apps/{id} */
 export const updateApp = {
-  params: {
-    type: 'object',
-    properties: { id: { type: 'string', pattern: '^[a-z0-9-]{1,63}$' } },
-    required: ['id'],
-  },
+  params: AppIdParams,
   body: UpdateAppRequest,
-  response: {
-    '200': App,
-    '202': {
-      type: 'object',
-      required: [
-        'app_id',
-        'name',
-        'owner',
-        'phase',
-        'runtime',
-        'last_deployed_at',
-        'reason',
-        'message',
-        'live_version',
-        'last_deploy',
-        'env',
-        'access',
-        'status_url',
-      ],
-      properties: {
-        app_id: { type: 'string' },
-        name: AppName,
-        owner: { type: 'string' },
-        phase: Phase,
-        url: { type: 'string', format: 'uri' },
-        runtime: {
-          type: 'object',
-          required: ['lane', 'template'],
-          properties: { lane: Lane, template: { type: 'string' }, build: { type: 'string' } },
-          additionalProperties: false,
-        },
-        last_deployed_at: Timestamp,
-        reason: { type: 'string' },
-        message: { type: 'string' },
-        live_version: { type: ['integer', 'null'] },
-        last_deploy: { oneOf: [DeployOutcome, { type: 'null' }] },
-        env: { type: 'array', items: EnvName },
-        access: Access,
-        activity: Activity,
-        poll_after_seconds: { type: 'integer', minimum: 1 },
-        status_url: { type: 'string' },
-      },
-      additionalProperties: false,
-    },
-  },
+  response: { '200': App, '202': AppWithStatusUrl },
 } as const;
 
 /** POST /v1/apps/{id}/suspend */
-export const suspendApp = {
-  params: {
-    type: 'object',
-    properties: { id: { type: 'string', pattern: '^[a-z0-9-]{1,63}$' } },
-    required: ['id'],
-  },
-  response: { '200': App },
-} as const;
+export const suspendApp = { params: AppIdParams, response: { '200': App } } as const;
 
 /** POST /v1/apps/{id}/cancel */
-export const cancelDeploy = {
-  params: {
-    type: 'object',
-    properties: { id: { type: 'string', pattern: '^[a-z0-9-]{1,63}$' } },
-    required: ['id'],
-  },
-  response: { '200': App },
-} as const;
+export const cancelDeploy = { params: AppIdParams, response: { '200': App } } as const;
 
 /** POST /v1/apps/{id}/resume */
-export const resumeApp = {
-  params: {
-    type: 'object',
-    properties: { id: { type: 'string', pattern: '^[a-z0-9-]{1,63}$' } },
-    required: ['id'],
-  },
-  response: { '200': App },
-} as const;
+export const resumeApp = { params: AppIdParams, response: { '200': App } } as const;
 
 /** GET /v1/apps/{id}/logs */
-export const streamAppLogs = {
-  params: {
-    type: 'object',
-    properties: { id: { type: 'string', pattern: '^[a-z0-9-]{1,63}$' } },
-    required: ['id'],
-  },
-  querystring: {
-    type: 'object',
-    properties: {
-      follow: { type: 'boolean', default: false },
-      version: { type: 'integer', minimum: 1 },
-    },
-  },
-} as const;
+export const streamAppLogs = { params: AppIdParams, querystring: FollowVersionQuery } as const;
 
 /** GET /v1/apps/{id}/versions */
-export const listAppVersions = {
-  params: {
-    type: 'object',
-    properties: { id: { type: 'string', pattern: '^[a-z0-9-]{1,63}$' } },
-    required: ['id'],
-  },
-  response: { '200': VersionList },
-} as const;
+export const listAppVersions = { params: AppIdParams, response: { '200': VersionList } } as const;
 
 /** POST /v1/apps/{id}/rollback */
 export const rollbackApp = {
-  params: {
-    type: 'object',
-    properties: { id: { type: 'string', pattern: '^[a-z0-9-]{1,63}$' } },
-    required: ['id'],
-  },
+  params: AppIdParams,
   body: RollbackRequest,
-  response: {
-    '200': App,
-    '202': {
-      type: 'object',
-      required: [
-        'app_id',
-        'name',
-        'owner',
-        'phase',
-        'runtime',
-        'last_deployed_at',
-        'reason',
-        'message',
-        'live_version',
-        'last_deploy',
-        'env',
-        'access',
-        'status_url',
-      ],
-      properties: {
-        app_id: { type: 'string' },
-        name: AppName,
-        owner: { type: 'string' },
-        phase: Phase,
-        url: { type: 'string', format: 'uri' },
-        runtime: {
-          type: 'object',
-          required: ['lane', 'template'],
-          properties: { lane: Lane, template: { type: 'string' }, build: { type: 'string' } },
-          additionalProperties: false,
-        },
-        last_deployed_at: Timestamp,
-        reason: { type: 'string' },
-        message: { type: 'string' },
-        live_version: { type: ['integer', 'null'] },
-        last_deploy: { oneOf: [DeployOutcome, { type: 'null' }] },
-        env: { type: 'array', items: EnvName },
-        access: Access,
-        activity: Activity,
-        poll_after_seconds: { type: 'integer', minimum: 1 },
-        status_url: { type: 'string' },
-      },
-      additionalProperties: false,
-    },
-  },
+  response: { '200': App, '202': AppWithStatusUrl },
 } as const;
 
 /** GET /v1/apps/{id}/share-links */
 export const listShareLinks = {
-  params: {
-    type: 'object',
-    properties: { id: { type: 'string', pattern: '^[a-z0-9-]{1,63}$' } },
-    required: ['id'],
-  },
-  querystring: {
-    type: 'object',
-    properties: {
-      limit: { type: 'integer', minimum: 0, maximum: 10000 },
-      offset: { type: 'integer', minimum: 0, default: 0 },
-    },
-  },
+  params: AppIdParams,
+  querystring: LimitOffsetQuery,
   response: { '200': ShareLinkList },
 } as const;
 
 /** POST /v1/apps/{id}/share-links */
-export const createShareLink = {
-  params: {
-    type: 'object',
-    properties: { id: { type: 'string', pattern: '^[a-z0-9-]{1,63}$' } },
-    required: ['id'],
-  },
-  response: { '200': ShareLink },
-} as const;
+export const createShareLink = { params: AppIdParams, response: { '200': ShareLink } } as const;
 
 /** GET /api/share/{token} */
 export const resolveShareLink = {
-  params: { type: 'object', properties: { token: { type: 'string' } }, required: ['token'] },
+  params: ShareTokenParams,
   response: { '200': ShareView },
 } as const;
 
 /** POST /api/share/{token} */
 export const unlockShareLink = {
-  params: { type: 'object', properties: { token: { type: 'string' } }, required: ['token'] },
+  params: ShareTokenParams,
   response: { '200': ShareView },
 } as const;
 
 /** DELETE /api/share-links/{token} */
-export const revokeShareLink = {
-  params: { type: 'object', properties: { token: { type: 'string' } }, required: ['token'] },
-} as const;
+export const revokeShareLink = { params: ShareTokenParams } as const;
 
 /** GET /v1/apps/{id}/audit */
 export const listAppAuditEvents = {
-  params: {
-    type: 'object',
-    properties: { id: { type: 'string', pattern: '^[a-z0-9-]{1,63}$' } },
-    required: ['id'],
-  },
-  querystring: {
-    type: 'object',
-    properties: { limit: { type: 'integer', minimum: 1, maximum: 1000, default: 200 } },
-  },
+  params: AppIdParams,
+  querystring: LimitQuery,
   response: { '200': AuditList },
 } as const;
 
 /** GET /v1/audit */
 export const listAuditEvents = {
-  querystring: {
-    type: 'object',
-    properties: {
-      actor: { type: 'string', minLength: 1 },
-      action: AuditAction,
-      app: { type: 'string', minLength: 1 },
-      limit: { type: 'integer', minimum: 1, maximum: 1000, default: 200 },
-    },
-  },
+  querystring: ActorActionAppLimitQuery,
   response: { '200': AuditList },
 } as const;
 
@@ -849,11 +760,7 @@ export const getProtectedResourceMetadata = {
 
 /** GET /.well-known/oauth-protected-resource/{resource_path} */
 export const getProtectedResourceMetadataForPath = {
-  params: {
-    type: 'object',
-    properties: { resource_path: { type: 'string' } },
-    required: ['resource_path'],
-  },
+  params: ResourcePathParams,
   response: { '200': ProtectedResourceMetadata },
 } as const;
 
@@ -864,31 +771,14 @@ export const listUsers = { response: { '200': UserList } } as const;
 export const createUser = { body: CreateUserRequest, response: { '201': CreatedUser } } as const;
 
 /** GET /api/users/{id} */
-export const getUser = {
-  params: {
-    type: 'object',
-    properties: { id: { type: 'string', minLength: 1, maxLength: 255 } },
-    required: ['id'],
-  },
-  response: { '200': User },
-} as const;
+export const getUser = { params: UserIdParams, response: { '200': User } } as const;
 
 /** DELETE /api/users/{id} */
-export const deleteUser = {
-  params: {
-    type: 'object',
-    properties: { id: { type: 'string', minLength: 1, maxLength: 255 } },
-    required: ['id'],
-  },
-} as const;
+export const deleteUser = { params: UserIdParams } as const;
 
 /** PATCH /api/users/{id} */
 export const updateUser = {
-  params: {
-    type: 'object',
-    properties: { id: { type: 'string', minLength: 1, maxLength: 255 } },
-    required: ['id'],
-  },
+  params: UserIdParams,
   body: UpdateUserRequest,
   response: { '200': User },
 } as const;
@@ -904,30 +794,16 @@ export const createDepartment = {
 
 /** GET /api/departments/{id} */
 export const getDepartment = {
-  params: {
-    type: 'object',
-    properties: { id: { type: 'string', minLength: 1, maxLength: 63 } },
-    required: ['id'],
-  },
+  params: DepartmentIdParams,
   response: { '200': Department },
 } as const;
 
 /** DELETE /api/departments/{id} */
-export const deleteDepartment = {
-  params: {
-    type: 'object',
-    properties: { id: { type: 'string', minLength: 1, maxLength: 63 } },
-    required: ['id'],
-  },
-} as const;
+export const deleteDepartment = { params: DepartmentIdParams } as const;
 
 /** PATCH /api/departments/{id} */
 export const updateDepartment = {
-  params: {
-    type: 'object',
-    properties: { id: { type: 'string', minLength: 1, maxLength: 63 } },
-    required: ['id'],
-  },
+  params: DepartmentIdParams,
   body: UpdateDepartmentRequest,
   response: { '200': Department },
 } as const;

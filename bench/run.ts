@@ -19,6 +19,8 @@ import { judge, summary, type Measured, type Row } from './targets.js';
 
 const N = Number(process.env.BENCH_N ?? 50);
 const LOAD_SECONDS = Number(process.env.BENCH_LOAD_SECONDS ?? 5);
+/** Each side of the proxy and api rows is warmed this long before it is measured. */
+const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 2);
 const DENSITY_APPS = Number(process.env.BENCH_DENSITY_APPS ?? 100);
 const EXAMPLES = resolve('examples');
 
@@ -173,7 +175,7 @@ async function rollbackRow(s: SlipwayProcess): Promise<void> {
 async function proxyRow(s: SlipwayProcess, source: Buffer): Promise<void> {
   const res = await deployTo(s.base, 'proxy', source);
   const host = new URL(res.body.url as string).host;
-  const load = { connections: 50, seconds: LOAD_SECONDS };
+  const load = { connections: 50, seconds: LOAD_SECONDS, warmupSeconds: WARMUP_SECONDS };
   const routed = await wrk(`http://127.0.0.1:${s.port}/`, { ...load, headers: { host } });
   const bare = await bareStart('server.js', join(EXAMPLES, 'node'));
   const direct = await wrk(`http://127.0.0.1:${bare.port}/`, load).finally(() => stop(bare.child));
@@ -201,7 +203,7 @@ async function apiRow(s: SlipwayProcess, source: Buffer): Promise<void> {
   const body = await (await api(s.base, 'GET', '/v1/apps/api')).text();
   const bare = await bareStart(resolve('bench/fixtures/api-baseline.mjs'), process.cwd(), [body]);
   try {
-    const load = { connections: 50, seconds: LOAD_SECONDS };
+    const load = { connections: 50, seconds: LOAD_SECONDS, warmupSeconds: WARMUP_SECONDS };
     const headers = { authorization: `Bearer ${BENCH_KEY}` };
     const ours = await wrk(`http://127.0.0.1:${s.port}/v1/apps/api`, { ...load, headers });
     const base = await wrk(`http://127.0.0.1:${bare.port}/v1/apps/api`, load);

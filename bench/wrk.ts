@@ -11,14 +11,27 @@ export interface WrkResult {
   errors: number;
 }
 
+export interface WrkOptions {
+  connections: number;
+  seconds: number;
+  headers?: Record<string, string>;
+  /**
+   * A first run this long, not measured: the rows compare steady states, not a fresh process's
+   * first seconds (JIT, pools refilling after a deploy) against a warm baseline.
+   */
+  warmupSeconds?: number;
+}
+
 /**
  * A native closed-loop load generator (wrk, from the README's packages): two threads, `connections`
  * keep-alive connections, for `seconds`. The client is not the bottleneck of either side.
  */
-export async function wrk(
-  url: string,
-  opts: { connections: number; seconds: number; headers?: Record<string, string> },
-): Promise<WrkResult> {
+export async function wrk(url: string, opts: WrkOptions): Promise<WrkResult> {
+  if (opts.warmupSeconds) await once(url, { ...opts, seconds: opts.warmupSeconds });
+  return once(url, opts);
+}
+
+async function once(url: string, opts: WrkOptions): Promise<WrkResult> {
   const args = ['-t2', `-c${opts.connections}`, `-d${opts.seconds}s`, '--latency'];
   // wrk adds its own `Host` unless one is given under exactly that name.
   for (const [name, value] of Object.entries(opts.headers ?? {})) {

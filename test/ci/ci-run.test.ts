@@ -48,6 +48,8 @@ beforeEach(() => {
   for (const file of FILES) cpSync(join(ROOT, file), join(dir, 'repo', file));
   mkdirSync(join(dir, 'repo/test/k8s'), { recursive: true });
   writeFileSync(join(dir, 'repo/test/k8s/build.sh'), 'echo "build.sh" >>"$CALLS"\n');
+  // The network namespace of the k8s suites: logged, then what it wraps runs as it is.
+  writeFileSync(join(dir, 'repo/test/k8s/netns.sh'), 'echo "netns.sh" >>"$CALLS"\nexec "$@"\n');
   // The LTS Node's run: logged, and a report where .ci/run asks for it.
   writeFileSync(
     join(dir, 'repo/.ci/lts-vitest.sh'),
@@ -93,7 +95,7 @@ describe('.ci/run', () => {
     const { status, lines } = await ciRun({ LINT_STATUS: '1', API_LINT_STATUS: '2' });
     expect(calls().map((call) => call.split(' --')[0])).toEqual([
       'apt-get update -qq',
-      'apt-get install -y -qq bubblewrap haproxy chromium',
+      'apt-get install -y -qq bubblewrap haproxy chromium mmdebstrap skopeo',
       'npm ci',
       'npm run typecheck',
       'npm run lint',
@@ -102,6 +104,7 @@ describe('.ci/run', () => {
       'npx vitest run',
       'npm run test:api',
       'build.sh',
+      'netns.sh',
       'npx vitest run',
       'lts-vitest.sh run',
     ]);

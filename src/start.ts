@@ -269,7 +269,15 @@ export async function startSlipway(config: Config, options: StartOptions = {}): 
 
 /** `/readyz` says whether this replica leads; a follower is ready without running sandboxes. */
 function followerReadiness(app: FastifyInstance, leadership: Leadership): void {
-  app.readiness.register('leader', () => ({ ok: true, ...leadership.view() }));
+  // A replica that neither leads nor knows who does could only answer 503 leader_unavailable:
+  // it takes no traffic until it has read the Lease.
+  app.readiness.register('leader', () => {
+    const view = leadership.view();
+    return {
+      ok: view.leading || (view.holder !== undefined && view.leaderUrl !== undefined),
+      ...view,
+    };
+  });
   // In place of the server's own runtime check: only the leader runs the runtime.
   app.readiness.register('runtime', () =>
     leadership.view().leading

@@ -31,6 +31,20 @@ export async function openLeadership(config: Config, log: Log): Promise<Leadersh
     import('./leader-lease.js'),
   ]);
   const kubeConfig = loadKubeConfig(config);
+  const { egress } = k8s;
+  if (egress.pod) {
+    const { egressStandby } = await import('../runtime/kubernetes/egress-endpoint.js');
+    const port = Number(egress.listen.slice(egress.listen.lastIndexOf(':') + 1));
+    const namespace = config.kubernetes.namespace;
+    await egressStandby({
+      kubeConfig,
+      namespace,
+      service: egress.service,
+      port,
+      pod: egress.pod,
+      log,
+    });
+  }
   const identity = `${hostname()}_${randomBytes(4).toString('hex')}`;
   let lease: LeaderLease | undefined;
   const view = (): LeaderView => lease?.status() ?? { leading: false, identity };

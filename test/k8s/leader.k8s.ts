@@ -207,6 +207,11 @@ describe('Kubernetes: two replicas elect a leader; a follower serves through it 
     // A second replica starts and stops: it follows, and no request fails meanwhile.
     const passing = await start('b');
     const aView = await leaderOf(a);
+    // Ready before its first read of the Lease: it knows no holder until then.
+    await waitFor(
+      'the second replica reads the Lease',
+      async () => (await leaderOf(passing)).holder,
+    );
     expect(await leaderOf(passing)).toMatchObject({ leading: false, holder: aView.identity });
     expect((await lease()).spec.holderIdentity).toBe(aView.identity);
     await served(loop.count() + 50);
@@ -309,4 +314,58 @@ describe('Kubernetes: two replicas elect a leader; a follower serves through it 
     expect(now?.status?.sandbox?.podIPs?.[0]).toBe(podIP);
     expect((await fetchApp(`http://${host}:${last.port}/`)).body).toBe('led');
   }, 600_000);
+
+  it("a replica that starts as a follower marks not ready the egress endpoint its pod's crashed leader left ready", async () => {
+    // The pod a leader crashed in (bound elsewhere: the test node leaves it be; it owns the slice,
+    // so the garbage collector keeps it) and the slice that leader left: ready, with no gate now.
+    const pod = await cluster.api.must<{ metadata: { uid: string } }>(
+      'POST',
+      `/api/v1/namespaces/${NS}/pods`,
+      {
+        metadata: { name: 'slipway-crashed' },
+        spec: { nodeName: 'elsewhere', containers: [{ name: 'slipway', image: 'slipway' }] },
+      },
+    );
+    const uid = pod.metadata.uid;
+    // Any address but loopback, which an EndpointSlice may not name; nothing dials it here.
+    const POD_IP = '198.18.250.250';
+    const slicePath = `/apis/discovery.k8s.io/v1/namespaces/${NS}/endpointslices`;
+    const left = {
+      metadata: {
+        name: `slipway-egress-${uid}`,
+        labels: { 'kubernetes.io/service-name': 'slipway-egress' },
+        ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: 'slipway-crashed', uid }],
+      },
+      addressType: 'IPv4',
+      endpoints: [{ addresses: [POD_IP], conditions: { ready: true, serving: true } }],
+      ports: [{ name: 'egress', protocol: 'TCP', port: 3128 }],
+    };
+    await cluster.api.must('POST', slicePath, left);
+    const egress = { ...(config.runtime as { kubernetes: { egress: object } }).kubernetes.egress };
+    const runtime = config.runtime as { kubernetes: object };
+    const podConfig = {
+      ...config,
+      runtime: {
+        ...runtime,
+        kubernetes: {
+          ...runtime.kubernetes,
+          egress: { ...egress, pod: { name: 'slipway-crashed', uid, ip: POD_IP } },
+        },
+      },
+    };
+    const dataDir = join(root, 'g');
+    mkdirSync(dataDir);
+    const g = await startServerProcess({
+      dataDir,
+      port: await freePort(),
+      config: podConfig,
+      env: { ...MOTO_CREDENTIALS },
+      readyTimeoutMs: 90_000,
+    });
+    procs.push(g);
+    expect((await leaderOf(g)).leading).toBe(false);
+    type Conditions = { endpoints: { conditions: { ready?: boolean } }[] };
+    const now = await cluster.api.must<Conditions>('GET', `${slicePath}/slipway-egress-${uid}`);
+    expect(now.endpoints[0]?.conditions.ready).toBe(false);
+  }, 180_000);
 });

@@ -25,6 +25,33 @@ export interface EgressEndpoint {
   withdraw(): Promise<void>;
 }
 
+/**
+ * A replica that does not lead runs no gate: its pod's endpoint, which a leader that crashed or
+ * lost the Lease in this pod may have left ready, is marked not ready until this replica leads
+ * and its runtime publishes it again. The API unreachable: said, and left as it is.
+ */
+export async function egressStandby(opts: EgressEndpointOptions): Promise<void> {
+  const discovery = opts.kubeConfig.makeApiClient(DiscoveryV1Api);
+  const name = `${opts.service}-${opts.pod.uid}`;
+  const conditions = { ready: false, serving: false, terminating: false };
+  await discovery
+    .patchNamespacedEndpointSlice(
+      {
+        name,
+        namespace: opts.namespace,
+        body: slice(opts, name, conditions),
+        fieldManager: FIELD_MANAGER,
+        force: true,
+      },
+      applyOptions(API_TIMEOUT_MS),
+    )
+    .catch((err: unknown) =>
+      opts.log('warn', 'cannot mark the egress gate endpoint not ready', {
+        error: apiErrorText(err),
+      }),
+    );
+}
+
 const PROBE_TIMEOUT_MS = 2_000;
 const API_TIMEOUT_MS = 5_000;
 type Conditions = { ready: boolean; serving: boolean; terminating: boolean };

@@ -11,6 +11,7 @@ import { MOTO_CREDENTIALS, MOTO_SETUP_TIMEOUT_MS } from '../support/moto.js';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { tarGzDir } from '../support/tarball.js';
 import { freePort, waitFor, type Cluster } from './cluster.js';
+import { appSlice, routeLoop } from './route-loop.js';
 import { startSlipwayEnv, type SlipwayEnv } from './slipway-env.js';
 
 const NS = 'slipway-adopt';
@@ -23,7 +24,6 @@ type Claim = {
   metadata: { name: string; uid: string; labels: Record<string, string> };
   status?: { sandbox?: { podIPs?: string[] } };
 };
-type Slice = { items: { endpoints: { addresses: string[] }[]; ports: { port: number }[] }[] };
 
 describe('Kubernetes: a restart of Slipway adopts its claims and routes, never destroys them', () => {
   let env: SlipwayEnv;
@@ -80,46 +80,12 @@ describe('Kubernetes: a restart of Slipway adopts its claims and routes, never d
         `${CLAIMS}?labelSelector=${encodeURIComponent(selector)}`,
       )
     ).items;
-  const sliceOf = async (name: string) =>
-    (
-      await cluster.api.must<Slice>(
-        'GET',
-        `/apis/discovery.k8s.io/v1/namespaces/${NS}/endpointslices?labelSelector=${encodeURIComponent(`kubernetes.io/service-name=slipway-app-${name}`)}`,
-      )
-    ).items[0];
+  const sliceOf = (name: string) => appSlice(cluster, NS, name);
 
   const adoptedOne = (p: ServerProcess) =>
     p
       .output()
       .some((l) => l.includes('claims left by the last process') && l.includes('"adopted":1'));
-
-  /** What an ingress does: reads the app's EndpointSlice, then goes to the pod it names. */
-  function routeLoop(host: string, text: string) {
-    const answers: { status: number; body: string }[] = [];
-    let running = true;
-    const client = async (): Promise<void> => {
-      while (running) {
-        const slice = await sliceOf('k8s-keep').catch(() => undefined);
-        const ip = slice?.endpoints[0]?.addresses[0];
-        const answer = ip
-          ? await fetchApp(`http://${host}:${slice.ports[0]?.port}/`, { connectTo: ip }).catch(
-              (err: unknown) => ({ status: 0, body: String(err) }),
-            )
-          : { status: -1, body: 'no route' };
-        answers.push(answer);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-    };
-    const clients = Array.from({ length: CLIENTS }, () => client());
-    return {
-      count: () => answers.length,
-      async stop() {
-        running = false;
-        await Promise.all(clients);
-        return { answers, failed: answers.filter((a) => a.status !== 200 || a.body !== text) };
-      },
-    };
-  }
 
   it('keeps serving through the pod route across SIGTERM + start and kill -9 + start, on the same claim and pod', async () => {
     proc = await start();
@@ -155,7 +121,12 @@ describe('Kubernetes: a restart of Slipway adopts its claims and routes, never d
       return (await sliceOf('k8s-keep'))?.endpoints[0]?.addresses[0] === podIP;
     });
 
-    const loop = routeLoop(new URL(app.url).hostname, 'kept');
+    const loop = routeLoop(cluster, NS, {
+      name: 'k8s-keep',
+      host: new URL(app.url).hostname,
+      text: 'kept',
+      clients: CLIENTS,
+    });
     const served = (n: number) =>
       waitFor(`${n} more answers`, async () => loop.count() >= n, 60_000);
 

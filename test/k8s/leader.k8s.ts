@@ -14,6 +14,7 @@ import { startServerProcess, type ServerProcess } from '../support/server-proces
 import { tarGzDir } from '../support/tarball.js';
 import { freePort, waitFor, type Cluster } from './cluster.js';
 import { startRelay } from './configmap-support.js';
+import { appSlice, routeLoop } from './route-loop.js';
 import { startSlipwayEnv, type SlipwayEnv } from './slipway-env.js';
 
 const NS = 'slipway-leader';
@@ -29,7 +30,6 @@ type Claim = {
   metadata: { name: string; uid: string };
   status?: { sandbox?: { podIPs?: string[] } };
 };
-type Slice = { items: { endpoints: { addresses: string[] }[]; ports: { port: number }[] }[] };
 type Lease = { spec: { holderIdentity?: string; leaseTransitions?: number } };
 type Leader = { leading: boolean; identity: string; holder?: string };
 
@@ -116,13 +116,7 @@ describe('Kubernetes: two replicas elect a leader; a follower serves through it 
         `${CLAIMS}?labelSelector=${encodeURIComponent(selector)}`,
       )
     ).items;
-  const sliceOf = async (name: string) =>
-    (
-      await cluster.api.must<Slice>(
-        'GET',
-        `/apis/discovery.k8s.io/v1/namespaces/${NS}/endpointslices?labelSelector=${encodeURIComponent(`kubernetes.io/service-name=slipway-app-${name}`)}`,
-      )
-    ).items[0];
+  const sliceOf = (name: string) => appSlice(cluster, NS, name);
   const source = (text: string) => {
     const dir = mkdtempSync(join(tmpdir(), 'k8s-lead-app-'));
     writeFileSync(join(dir, 'package.json'), '{"name":"lead","main":"server.js"}');
@@ -142,34 +136,6 @@ describe('Kubernetes: two replicas elect a leader; a follower serves through it 
     };
   };
 
-  /** What an ingress does: reads the app's EndpointSlice, then goes to the pod it names. */
-  function routeLoop(name: string, host: string, text: string) {
-    const answers: { status: number; body: string }[] = [];
-    let running = true;
-    const client = async (): Promise<void> => {
-      while (running) {
-        const slice = await sliceOf(name).catch(() => undefined);
-        const ip = slice?.endpoints[0]?.addresses[0];
-        const answer = ip
-          ? await fetchApp(`http://${host}:${slice.ports[0]?.port}/`, { connectTo: ip }).catch(
-              (err: unknown) => ({ status: 0, body: String(err) }),
-            )
-          : { status: -1, body: 'no route' };
-        answers.push(answer);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-    };
-    const clients = Array.from({ length: CLIENTS }, () => client());
-    return {
-      count: () => answers.length,
-      async stop() {
-        running = false;
-        await Promise.all(clients);
-        return { answers, failed: answers.filter((a) => a.status !== 200 || a.body !== text) };
-      },
-    };
-  }
-
   it('holds one Lease; the follower serves through the leader; a leader killed hands over with no request failed', async () => {
     const a = await start('a');
     await waitFor('the first replica leads', async () => (await leaderOf(a)).leading);
@@ -184,7 +150,7 @@ describe('Kubernetes: two replicas elect a leader; a follower serves through it 
       return (await sliceOf('k8s-lead'))?.endpoints[0]?.addresses[0] === podIP;
     });
     const host = new URL(app.url).hostname;
-    const loop = routeLoop('k8s-lead', host, 'led');
+    const loop = routeLoop(cluster, NS, { name: 'k8s-lead', host, text: 'led', clients: CLIENTS });
     const served = (n: number) =>
       waitFor(`${n} more answers`, async () => loop.count() >= n, 60_000);
     await served(50);

@@ -44,17 +44,7 @@ export CGO_ENABLED=0
 
 log() { printf '[k8s-build] %s\n' "$*" >&2; }
 
-# fresh NAME STAMP OUTPUT... → 0 when the stamp matches and every output exists.
-fresh() {
-  local name=$1 stamp=$2
-  shift 2
-  [[ -f "$CACHE/stamps/$name" && "$(cat "$CACHE/stamps/$name")" == "$stamp" ]] || return 1
-  local out
-  for out in "$@"; do [[ -e "$out" ]] || return 1; done
-}
-stamp() { printf '%s' "$2" >"$CACHE/stamps/$1"; }
-now() { date +%s.%N; }
-took() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1fs", b - a }'; }
+source "$(dirname "$0")/stamps.sh"
 
 # Directory of a downloaded module in the module cache.
 moddir() { go mod download -json "$1@$2" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p'; }

@@ -34,16 +34,7 @@ TAG=$(sed -n "s/^appVersion: *'\{0,1\}\([^']*\)'\{0,1\}$/\1/p" "$ROOT/charts/sli
 mkdir -p "$OUT/bundles" "$WORK" "$CACHE/stamps"
 
 log() { printf '[k8s-images] %s\n' "$*" >&2; }
-now() { date +%s.%N; }
-took() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1fs", b - a }'; }
-fresh() {
-  local name=$1 stamp=$2
-  shift 2
-  [[ -f "$CACHE/stamps/$name" && "$(cat "$CACHE/stamps/$name")" == "$stamp" ]] || return 1
-  local out
-  for out in "$@"; do [[ -e "$out" ]] || return 1; done
-}
-stamp() { printf '%s' "$2" >"$CACHE/stamps/$1"; }
+source "$(dirname "$0")/stamps.sh"
 # A hash of files' names and contents (directories walked), for stamps.
 hash_of() { (cd "$ROOT" && find "$@" -type f -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16); }
 # A layer archive from a staged tree, ownership as staged (numeric), no host names.

@@ -8,12 +8,11 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
 import { deploy, fetchApp, waitForPhase } from '../support/deploy.js';
 import { MOTO_SETUP_TIMEOUT_MS } from '../support/moto.js';
 import { call, startTestServer, type RawConfig, type TestServer } from '../support/server.js';
 import { tarGzDir } from '../support/tarball.js';
-import { find, render } from './chart-tools.js';
+import { applyChartSandboxes, render } from './chart-tools.js';
 import { waitFor, type K8sObject } from './cluster.js';
 import { startSlipwayEnv, type SlipwayEnv } from './slipway-env.js';
 
@@ -40,32 +39,11 @@ describe("Slipway on the chart's sandbox objects (real API server, agent-sandbox
       '--set',
       'sandboxes.templates={static,node}',
     ]));
-    // The chart's egress Service, with the ClusterIP this test can route (nothing else can).
-    const egress = find(objects, 'Service', 'slipway-egress');
-    execFileSync('ip', ['addr', 'add', `${GATE_IP}/32`, 'dev', 'lo']);
-    await cluster.api.must('POST', `/api/v1/namespaces/${NS}/services`, {
-      ...egress,
-      spec: { ...egress.spec, clusterIP: GATE_IP, clusterIPs: [GATE_IP] },
-    });
-    for (const obj of objects.filter((o) =>
-      ['SandboxTemplate', 'SandboxWarmPool', 'Secret'].includes(String(o.kind)),
-    )) {
-      const plural = { SandboxTemplate: 'sandboxtemplates', SandboxWarmPool: 'sandboxwarmpools' }[
-        String(obj.kind) as 'SandboxTemplate' | 'SandboxWarmPool'
-      ];
-      const base = plural
-        ? `${EXT}/namespaces/${NS}/${plural}`
-        : `/api/v1/namespaces/${NS}/secrets`;
-      await cluster.api.must('POST', base, obj);
-    }
     // The chart's own config, with what only a cluster would have given it replaced.
-    const chartConfig = parse(
-      String(
-        (find(objects, 'ConfigMap', 'slipway-config').data as Record<string, string>)[
-          'config.yaml'
-        ],
-      ),
-    ) as RawConfig & { server: object; runtime: { kubernetes: { egress: object } } };
+    const chartConfig = (await applyChartSandboxes(cluster, NS, objects, GATE_IP)) as RawConfig & {
+      server: object;
+      runtime: { kubernetes: { egress: object } };
+    };
     const config: RawConfig = {
       ...chartConfig,
       server: {},

@@ -1,10 +1,10 @@
 // helm and kubeconform (built by build.sh) run on charts/slipway, for the chart suite.
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseAllDocuments } from 'yaml';
-import { cacheDir, type K8sObject } from './cluster.js';
+import { parse, parseAllDocuments } from 'yaml';
+import { cacheDir, type Cluster, type K8sObject } from './cluster.js';
 import { schemaLocation } from './chart-schemas.js';
 
 export const CHART = fileURLToPath(new URL('../../charts/slipway', import.meta.url));
@@ -103,4 +103,38 @@ export function find(objects: K8sObject[], kind: string, name?: string): K8sObje
   );
   if (!hit) throw new Error(`no ${kind}${name ? ` ${name}` : ''} rendered`);
   return hit;
+}
+
+const EXT = '/apis/extensions.agents.x-k8s.io/v1beta1';
+
+/**
+ * The rendered chart's sandbox side, applied in `namespace`: its egress Service with `gateIp` as
+ * ClusterIP, put on lo (nothing routes ClusterIPs here), and its SandboxTemplates, warm pools and
+ * enroll Secrets. Returns the chart's own Slipway config.
+ */
+export async function applyChartSandboxes(
+  cluster: Cluster,
+  namespace: string,
+  objects: K8sObject[],
+  gateIp: string,
+): Promise<Record<string, unknown>> {
+  const egress = find(objects, 'Service', 'slipway-egress');
+  execFileSync('ip', ['addr', 'add', `${gateIp}/32`, 'dev', 'lo']);
+  await cluster.api.must('POST', `/api/v1/namespaces/${namespace}/services`, {
+    ...egress,
+    spec: { ...egress.spec, clusterIP: gateIp, clusterIPs: [gateIp] },
+  });
+  for (const obj of objects.filter((o) =>
+    ['SandboxTemplate', 'SandboxWarmPool', 'Secret'].includes(String(o.kind)),
+  )) {
+    const plural = { SandboxTemplate: 'sandboxtemplates', SandboxWarmPool: 'sandboxwarmpools' }[
+      String(obj.kind) as 'SandboxTemplate' | 'SandboxWarmPool'
+    ];
+    const base = plural
+      ? `${EXT}/namespaces/${namespace}/${plural}`
+      : `/api/v1/namespaces/${namespace}/secrets`;
+    await cluster.api.must('POST', base, obj);
+  }
+  const config = find(objects, 'ConfigMap', 'slipway-config').data as Record<string, string>;
+  return parse(String(config['config.yaml'])) as Record<string, unknown>;
 }

@@ -14,7 +14,7 @@ import { deploy, fetchApp, waitForPhase } from '../support/deploy.js';
 import { MOTO_CREDENTIALS, MOTO_SETUP_TIMEOUT_MS } from '../support/moto.js';
 import { call } from '../support/server.js';
 import { tarGzDir } from '../support/tarball.js';
-import { CHART, find, render } from './chart-tools.js';
+import { applyChartSandboxes, CHART, render } from './chart-tools.js';
 import { cacheDir, waitFor } from './cluster.js';
 import { imageBundles } from './image-pod.js';
 import { bundlesDir, imageProcess } from './image-run.js';
@@ -157,7 +157,6 @@ describe('the images images.sh builds', () => {
 });
 
 const NS = 'slipway';
-const EXT = '/apis/extensions.agents.x-k8s.io/v1beta1';
 const ALICE = 'alice-images-key-0123456789abcdef';
 const ADMIN = 'ops-images-key-0123456789abcdef';
 const BUCKET = 'images';
@@ -194,31 +193,10 @@ describe('the control plane from its image, apps in pods from the agent image (r
       '--set',
       'sandboxes.templates={node}',
     ]);
-    // The chart's egress Service, with a ClusterIP on lo (nothing routes ClusterIPs here).
-    const egress = find(objects, 'Service', 'slipway-egress');
-    execFileSync('ip', ['addr', 'add', `${GATE_IP}/32`, 'dev', 'lo']);
-    await cluster.api.must('POST', `/api/v1/namespaces/${NS}/services`, {
-      ...egress,
-      spec: { ...egress.spec, clusterIP: GATE_IP, clusterIPs: [GATE_IP] },
-    });
-    for (const obj of objects.filter((o) =>
-      ['SandboxTemplate', 'SandboxWarmPool', 'Secret'].includes(String(o.kind)),
-    )) {
-      const plural = { SandboxTemplate: 'sandboxtemplates', SandboxWarmPool: 'sandboxwarmpools' }[
-        String(obj.kind) as 'SandboxTemplate' | 'SandboxWarmPool'
-      ];
-      const base = plural
-        ? `${EXT}/namespaces/${NS}/${plural}`
-        : `/api/v1/namespaces/${NS}/secrets`;
-      await cluster.api.must('POST', base, obj);
-    }
-    const chartConfig = parse(
-      String(
-        (find(objects, 'ConfigMap', 'slipway-config').data as Record<string, string>)[
-          'config.yaml'
-        ],
-      ),
-    ) as Record<string, unknown> & { runtime: { kubernetes: { egress: object } } };
+    const chartConfig = (await applyChartSandboxes(cluster, NS, objects, GATE_IP)) as Record<
+      string,
+      unknown
+    > & { runtime: { kubernetes: { egress: object } } };
     server = await startImageServer({
       bundle: join(bundlesDir, 'slipway'),
       dir,

@@ -180,6 +180,11 @@ export type StartClusterOptions = {
    * follow each pod's Ready (what the egress test's service proxy routes by). Default: off.
    */
   endpointSlices?: boolean;
+  /**
+   * Also run the Deployment and ReplicaSet controllers: a Deployment (the chart's) gets its
+   * ReplicaSet and pods, which a test node then runs. Default: off.
+   */
+  workloads?: boolean;
 };
 
 const BINARIES = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'agent-sandbox-controller'];
@@ -547,7 +552,7 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
       bin('kube-controller-manager'),
       [
         `--kubeconfig=${kubeconfig}`,
-        `--controllers=garbagecollector,namespace,serviceaccount,root-ca-cert-publisher${opts.endpointSlices ? ',endpointslice' : ''}`,
+        `--controllers=garbagecollector,namespace,serviceaccount,root-ca-cert-publisher${opts.endpointSlices ? ',endpointslice' : ''}${opts.workloads ? ',deployment,replicaset' : ''}`,
         '--leader-elect=false',
         '--secure-port=0',
         `--root-ca-file=${join(pki, 'ca.crt')}`,

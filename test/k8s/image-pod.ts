@@ -3,13 +3,17 @@
 // what a kubelet would: command and args over the image's entry point, workingDir, the user
 // (runAsUser/runAsGroup, the container's over the pod's, else the image's USER; fsGroup as a
 // supplementary group), readOnlyRootFilesystem (required: the rootfs is shared by every pod),
-// emptyDir volumes as tmpfs mounts of their sizeLimit, and the memory limit as a cgroup's.
-// Pods ask for other volume kinds or a writable root filesystem at their peril: the node refuses
-// them (the pod stays Pending, the reason in the node's log), rather than run them differently.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+// emptyDir volumes as tmpfs mounts of their sizeLimit, configMap, secret and projected volumes
+// (the ServiceAccount token among them) filled from the API and bound read-only (pod-volumes.ts,
+// with `volumes` given), and the memory limit as a cgroup's.
+// Pods ask for other volume kinds (a PVC), subPath mounts or a writable root filesystem at their
+// peril: the node refuses them (the pod stays Pending, the reason in the node's log), rather than
+// run them differently.
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { AgentProcess, Pod } from './cluster.js';
+import type { AgentProcess, Api, Pod } from './cluster.js';
 import { bundlesDir, imageProcess } from './image-run.js';
+import { fromApi, writeVolume, type ApiVolume } from './pod-volumes.js';
 
 type SecurityContext = {
   runAsUser?: number;
@@ -25,12 +29,12 @@ type ImageContainer = {
   workingDir?: string;
   securityContext?: SecurityContext;
   resources?: { limits?: { memory?: string } };
-  volumeMounts?: { name: string; mountPath: string }[];
+  volumeMounts?: { name: string; mountPath: string; subPath?: string }[];
 };
 type ImagePodSpec = {
   securityContext?: SecurityContext;
   containers?: ImageContainer[];
-  volumes?: { name: string; emptyDir?: { sizeLimit?: string; medium?: string } }[];
+  volumes?: (ApiVolume & { emptyDir?: { sizeLimit?: string; medium?: string } })[];
 };
 
 const UNITS: Record<string, number> = {
@@ -68,14 +72,16 @@ export function imageBundles(dir = bundlesDir): Map<string, string> {
 export type ImagePodOptions = {
   /** Added to every pod's env (e.g. per-pod loopback ports on the shared host network). */
   extraEnv?: (pod: Pod) => Record<string, string>;
+  /** Fill configMap, secret and projected volumes from this API, in a directory under `dir`. */
+  volumes?: { api: Api; dir: string };
 };
 
 export function imagePodCommand(
   opts: ImagePodOptions = {},
-): (pod: Pod, ip: string, env: Record<string, string>) => AgentProcess {
+): (pod: Pod, ip: string, env: Record<string, string>) => Promise<AgentProcess> {
   const bundles = imageBundles();
   let runs = 0;
-  return (pod, _ip, env) => {
+  return async (pod, _ip, env) => {
     const spec = (pod.spec ?? {}) as ImagePodSpec;
     const c = spec.containers?.[0] ?? {};
     const podName = `${pod.metadata?.namespace}_${pod.metadata?.name}`;
@@ -89,27 +95,48 @@ export function imagePodCommand(
     if (sc.readOnlyRootFilesystem !== true) {
       throw new Error(`${podName}: the test node runs only readOnlyRootFilesystem containers`);
     }
-    const tmpfs = (c.volumeMounts ?? []).map((mount) => {
+    const name = `${podName}-${++runs}`;
+    const tmpfs: { path: string; bytes?: number }[] = [];
+    const binds: { host: string; path: string; readOnly: true }[] = [];
+    const filled = opts.volumes ? join(opts.volumes.dir, 'volumes', name) : undefined;
+    for (const mount of c.volumeMounts ?? []) {
       const volume = spec.volumes?.find((v) => v.name === mount.name);
-      if (!volume?.emptyDir) throw new Error(`${podName}: volume ${mount.name} is not an emptyDir`);
-      const limit = volume.emptyDir.sizeLimit;
-      return { path: mount.mountPath, ...(limit ? { bytes: bytesOf(limit) } : {}) };
-    });
+      if (mount.subPath) throw new Error(`${podName}: subPath mounts are not supported`);
+      if (volume?.emptyDir) {
+        const limit = volume.emptyDir.sizeLimit;
+        tmpfs.push({ path: mount.mountPath, ...(limit ? { bytes: bytesOf(limit) } : {}) });
+      } else if (volume && fromApi(volume) && opts.volumes && filled) {
+        const host = join(filled, volume.name);
+        await writeVolume(opts.volumes.api, pod, volume, host, sc.fsGroup);
+        binds.push({ host, path: mount.mountPath, readOnly: true });
+      } else {
+        throw new Error(`${podName}: volume ${mount.name} is of a kind the test node cannot mount`);
+      }
+    }
     const memory = c.resources?.limits?.memory;
     const uid = sc.runAsUser;
     if (sc.runAsNonRoot && uid === 0) throw new Error(`${podName}: runAsNonRoot with uid 0`);
     const run = imageProcess({
       bundle,
-      name: `${podName}-${++runs}`,
+      name,
       ...(c.command ? { args: [...c.command, ...(c.args ?? [])] } : {}),
       ...(c.workingDir ? { cwd: c.workingDir } : {}),
       ...(uid !== undefined ? { uid } : {}),
       ...(sc.runAsGroup !== undefined ? { gid: sc.runAsGroup } : {}),
       ...(sc.fsGroup !== undefined ? { groups: [sc.fsGroup] } : {}),
       tmpfs,
+      binds,
       ...(memory ? { memoryBytes: bytesOf(memory) } : {}),
       env: { ...env, ...opts.extraEnv?.(pod) },
     });
-    return { command: run.command, args: run.args, env: run.env, cleanup: run.cleanup };
+    return {
+      command: run.command,
+      args: run.args,
+      env: run.env,
+      cleanup() {
+        run.cleanup();
+        if (filled) rmSync(filled, { recursive: true, force: true });
+      },
+    };
   };
 }

@@ -9,8 +9,17 @@
 // every Debian image) drops to the user, with no capabilities and no_new_privs, and execs the
 // entry point. The process never has root: files it makes on volumes are the user's.
 // Mount points the image lacks are made in the rootfs first (a runtime makes them in the
-// container's writable layer; here the rootfs is shared and read-only to every pod).
-import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+// container's writable layer; here the rootfs is shared and read-only to every pod), their paths
+// resolved inside it: Debian's /var/run is a link to /run, which on the host is the host's.
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  readlinkSync,
+  rmdirSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { cacheDir } from './cluster.js';
 
@@ -84,6 +93,30 @@ function removeCgroup(dir: string, tries: number): void {
   }
 }
 
+/** `path` as the container sees it: its symlinks followed within `rootfs`, never out of it. */
+export function pathInRoot(rootfs: string, path: string): string {
+  const parts = path.split('/').filter(Boolean);
+  let resolved: string[] = [];
+  for (let hops = 0; parts.length > 0;) {
+    const part = parts.shift() ?? '';
+    if (part === '.') continue;
+    if (part === '..') {
+      resolved.pop();
+      continue;
+    }
+    const host = join(rootfs, ...resolved, part);
+    if (lstatSync(host, { throwIfNoEntry: false })?.isSymbolicLink()) {
+      if (++hops > 40) throw new Error(`${path}: too many symlinks in the image`);
+      const target = readlinkSync(host);
+      parts.unshift(...target.split('/').filter(Boolean));
+      if (target.startsWith('/')) resolved = [];
+      continue;
+    }
+    resolved.push(part);
+  }
+  return `/${resolved.join('/')}`;
+}
+
 const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
 
 export function imageProcess(run: ImageRun): ImageProcess {
@@ -98,8 +131,9 @@ export function imageProcess(run: ImageRun): ImageProcess {
     env[kv.slice(0, i)] = kv.slice(i + 1);
   }
   Object.assign(env, run.env);
-  const mounts = [...(run.tmpfs ?? []).map((t) => t.path), ...(run.binds ?? []).map((b) => b.path)];
-  for (const path of mounts) mkdirSync(join(rootfs, path), { recursive: true });
+  const tmpfs = (run.tmpfs ?? []).map((t) => ({ ...t, path: pathInRoot(rootfs, t.path) }));
+  const binds = (run.binds ?? []).map((b) => ({ ...b, path: pathInRoot(rootfs, b.path) }));
+  for (const { path } of [...tmpfs, ...binds]) mkdirSync(join(rootfs, path), { recursive: true });
 
   const cgroup = run.memoryBytes ? memoryCgroup(run.name, run.memoryBytes) : '';
   const bwrap = [
@@ -117,14 +151,14 @@ export function imageProcess(run: ImageRun): ImageProcess {
     '/proc',
     '--dev',
     '/dev',
-    ...(run.tmpfs ?? []).flatMap((t) => [
+    ...tmpfs.flatMap((t) => [
       ...(t.bytes ? ['--size', String(t.bytes)] : []),
       '--perms',
       '0777',
       '--tmpfs',
       t.path,
     ]),
-    ...(run.binds ?? []).flatMap((b) => [b.readOnly ? '--ro-bind' : '--bind', b.host, b.path]),
+    ...binds.flatMap((b) => [b.readOnly ? '--ro-bind' : '--bind', b.host, b.path]),
     '--chdir',
     run.cwd ?? config.process.cwd,
     '--',

@@ -23,13 +23,17 @@
 //     period, at most 5 s) and completes the deletion (DELETE with gracePeriodSeconds 0), which is
 //     what a kubelet does for a pod bound to it.
 // It does not pull images or run init/sidecar containers; what agentCommand returns decides how a
-// pod runs (image-pod.ts: from its image's rootfs, with its user, read-only root, emptyDir size
-// limits and memory limit).
+// pod runs (image-pod.ts: from its image's rootfs, with its user, read-only root, volumes and
+// memory limit). Pods `ownNetwork` picks get a network namespace of their own (pod-network.ts),
+// `KUBERNETES_SERVICE_HOST/PORT` and a route to the API server through the `kubernetes` Service's
+// ClusterIP (tcp-forward.ts, the node's kube-proxy for it); the others share the suites' namespace.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import type { Api, Cluster, K8sObject } from './cluster.js';
+import { startPodNetwork, type PodNetwork, type PodSandbox } from './pod-network.js';
+import { forwardTcp, type TcpForward } from './tcp-forward.js';
 
 export type PodSpecLite = {
   nodeName?: string;
@@ -70,7 +74,7 @@ export type AgentProcess = {
 };
 
 export type TestNodeOptions = {
-  cluster: Pick<Cluster, 'api' | 'dir'>;
+  cluster: Pick<Cluster, 'api' | 'dir' | 'server'>;
   /**
    * What to run for a pod: its "containers". ip is the pod's own 198.18.X.N, env the first
    * container's env as the node resolved it.
@@ -87,10 +91,18 @@ export type TestNodeOptions = {
   labelSelector?: string;
   /** Server-side watch timeout; the node re-watches from the last resourceVersion (default 300). */
   watchTimeoutSeconds?: number;
+  /**
+   * Pods that get a network namespace of their own (a veth pair to the suites' namespace), as a
+   * CNI plugin gives every pod; the rest share the suites' namespace, each on its own address.
+   * Default: none, as before (see README: the sandbox pods' setup relies on the shared one).
+   */
+  ownNetwork?: (pod: Pod) => boolean;
 };
 
 export type TestNode = {
   nodeName: string;
+  /** The node's address as pods in a namespace of their own reach it (with `ownNetwork` only). */
+  gateway: string | undefined;
   /** Pods the node is running now, by namespace/name. */
   running(): Map<string, { ip: string; pid: number | undefined }>;
   stop(): Promise<void>;
@@ -103,6 +115,8 @@ type Running = {
   restarts: number;
   stopping: boolean;
   ended: boolean;
+  /** Its own network namespace (ownNetwork), made at its first start, kept across restarts. */
+  net?: PodSandbox;
 };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -128,17 +142,20 @@ export async function startTestNode(opts: TestNodeOptions): Promise<TestNode> {
   const pods = new Map<string, Running>(); // by pod uid
   // A random third octet per node: test processes running side by side get different addresses.
   let nextIp = (Math.floor(Math.random() * 200) << 8) + 2;
+  const gateway = opts.ownNetwork ? `198.18.${(nextIp >> 8) & 255}.1` : undefined;
   const added: string[] = [];
   let stopped = false;
   const abort = new AbortController();
   const key = (p: Pod) => `${p.metadata?.namespace}/${p.metadata?.name}`;
   const podPath = (p: Pod) =>
     `/api/v1/namespaces/${p.metadata?.namespace}/pods/${p.metadata?.name}`;
-  const allocIp = (): string => {
+  /** The next pod address; on lo unless the pod has a namespace of its own (its eth0 has it). */
+  const allocIp = (onLo: boolean): string => {
     for (;;) {
       const n = nextIp++;
-      if ((n & 255) === 0 || (n & 255) === 255) continue;
+      if ((n & 255) === 0 || (n & 255) === 255 || (n & 255) === 1) continue;
       const ip = `198.${18 + ((n >> 16) & 1)}.${(n >> 8) & 255}.${n & 255}`;
+      if (!onLo) return ip;
       try {
         execFileSync('ip', ['addr', 'add', `${ip}/32`, 'dev', 'lo'], { stdio: 'pipe' });
       } catch (err) {
@@ -221,9 +238,12 @@ export async function startTestNode(opts: TestNodeOptions): Promise<TestNode> {
     );
   }
 
-  async function resolveEnv(pod: Pod, c: ContainerLite | undefined, ip: string) {
+  async function resolveEnv(pod: Pod, c: ContainerLite | undefined, ip: string, hostIP: string) {
     const ns = pod.metadata?.namespace ?? 'default';
-    const links = pod.spec?.enableServiceLinks === false ? {} : await serviceLinks(ns);
+    const links = {
+      ...(pod.spec?.enableServiceLinks === false ? {} : await serviceLinks(ns)),
+      ...(hostIP === gateway ? kubeServiceEnv : {}),
+    };
     const env: Record<string, string> = {};
     const lookup = (): Record<string, string> => ({ ...links, ...env });
     for (const e of c?.env ?? []) {
@@ -256,7 +276,7 @@ export async function startTestNode(opts: TestNodeOptions): Promise<TestNode> {
                 'metadata.uid': pod.metadata?.uid,
                 'spec.nodeName': nodeName,
                 'status.podIP': ip,
-                'status.hostIP': '127.0.0.1',
+                'status.hostIP': hostIP,
               } as Record<string, string | undefined>
             )[f];
         if (v !== undefined) env[e.name] = v;
@@ -316,15 +336,21 @@ export async function startTestNode(opts: TestNodeOptions): Promise<TestNode> {
 
   async function launch(r: Running) {
     const c = r.pod.spec?.containers?.[0];
-    const env = await resolveEnv(r.pod, c, r.ip);
+    const own = opts.ownNetwork?.(r.pod) ? network : undefined;
+    if (own && !r.net) r.net = await own.attach(r.ip);
+    const env = await resolveEnv(r.pod, c, r.ip, own ? own.gateway : '127.0.0.1');
     const cmd = await opts.agentCommand(r.pod, r.ip, env);
+    // The process joins the pod's namespace, as a runtime starts containers in the pause's.
+    const [command, args] = r.net
+      ? ['nsenter', [`--net=${r.net.netns}`, '--', cmd.command, ...(cmd.args ?? [])]]
+      : [cmd.command, cmd.args ?? []];
     const log = createWriteStream(
       join(logDir, `${r.pod.metadata?.namespace}_${r.pod.metadata?.name}.log`),
       {
         flags: 'a',
       },
     );
-    const child = spawn(cmd.command, cmd.args ?? [], {
+    const child = spawn(command, args, {
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env, ...cmd.env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -344,6 +370,7 @@ export async function startTestNode(opts: TestNodeOptions): Promise<TestNode> {
           .catch(() => undefined);
       } else {
         r.ended = true;
+        r.net?.detach();
         void writeStatus(r, false, code === 0 ? 'Succeeded' : 'Failed', code ?? 137).catch(
           () => undefined,
         );
@@ -414,6 +441,7 @@ export async function startTestNode(opts: TestNodeOptions): Promise<TestNode> {
       await exited;
       clearTimeout(t);
     }
+    r.net?.detach();
   }
 
   async function onPod(type: string, pod: Pod) {
@@ -450,7 +478,13 @@ export async function startTestNode(opts: TestNodeOptions): Promise<TestNode> {
     const phase = pod.status?.phase as string | undefined;
     if (phase === 'Succeeded' || phase === 'Failed') return;
     if (pod.spec?.nodeName && pod.spec.nodeName !== nodeName) return;
-    r = { pod, ip: allocIp(), restarts: 0, stopping: false, ended: false };
+    r = {
+      pod,
+      ip: allocIp(!(network && opts.ownNetwork?.(pod))),
+      restarts: 0,
+      stopping: false,
+      ended: false,
+    };
     pods.set(uid, r);
     if (!pod.spec?.nodeName) {
       const res = await api.post(`${podPath(pod)}/binding`, {
@@ -469,6 +503,27 @@ export async function startTestNode(opts: TestNodeOptions): Promise<TestNode> {
       pod.spec = { ...pod.spec, nodeName };
     }
     void start(r);
+  }
+
+  // Pods with a namespace of their own reach the API server as in a cluster: through the
+  // `kubernetes` Service's ClusterIP, which the node routes to it (127.0.0.1 is the pod's own).
+  let network: PodNetwork | undefined;
+  let kubeForward: TcpForward | undefined;
+  let kubeServiceEnv: Record<string, string> = {};
+  if (gateway) {
+    type Svc = { spec: { clusterIP: string; ports: { port: number }[] } };
+    const svc = await api.must<Svc>('GET', '/api/v1/namespaces/default/services/kubernetes');
+    const port = svc.spec.ports[0]?.port ?? 443;
+    network = startPodNetwork(gateway);
+    kubeForward = await forwardTcp(
+      { host: svc.spec.clusterIP, port },
+      { host: '127.0.0.1', port: Number(new URL(opts.cluster.server).port) },
+    );
+    kubeServiceEnv = {
+      KUBERNETES_SERVICE_HOST: svc.spec.clusterIP,
+      KUBERNETES_SERVICE_PORT: String(port),
+      KUBERNETES_SERVICE_PORT_HTTPS: String(port),
+    };
   }
 
   // Events are handled one at a time, in order.
@@ -537,6 +592,7 @@ export async function startTestNode(opts: TestNodeOptions): Promise<TestNode> {
 
   return {
     nodeName,
+    gateway,
     running() {
       const m = new Map<string, { ip: string; pid: number | undefined }>();
       for (const r of pods.values()) {
@@ -551,6 +607,8 @@ export async function startTestNode(opts: TestNodeOptions): Promise<TestNode> {
       await chain.catch(() => undefined);
       await Promise.all([...pods.values()].map((r) => kill(r)));
       pods.clear();
+      network?.stop();
+      await kubeForward?.stop();
       for (const ip of added.splice(0)) {
         try {
           execFileSync('ip', ['addr', 'del', `${ip}/32`, 'dev', 'lo'], { stdio: 'pipe' });

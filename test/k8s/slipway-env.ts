@@ -37,6 +37,8 @@ export interface SlipwayEnvOptions {
    * host's, with the pod agent bundled from the checkout.
    */
   images?: ImagePodOptions;
+  /** Pods that get a network namespace of their own on the test node (node.ts). */
+  ownNetwork?: (pod: Pod) => boolean;
 }
 
 export async function startSlipwayEnv(
@@ -48,12 +50,13 @@ export async function startSlipwayEnv(
   await moto.createBucket(bucket);
   const cluster = await startCluster(opts.cluster);
   const agent = opts.images
-    ? imagePodCommand(opts.images)
+    ? imagePodCommand({ ...opts.images, volumes: { api: cluster.api, dir: cluster.dir } })
     : podAgentCommand(await bundlePodAgent());
   const node = await startTestNode({
     cluster,
     namespace,
     agentCommand: (pod, ip, env) => opts.otherPod?.(pod, ip) ?? agent(pod, ip, env),
+    ...(opts.ownNetwork ? { ownNetwork: opts.ownNetwork } : {}),
   });
   await cluster.api.must('POST', '/api/v1/namespaces', { metadata: { name: namespace } });
   return {

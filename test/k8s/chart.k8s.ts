@@ -1,8 +1,8 @@
 // The Helm chart (charts/slipway) against real parts: helm and kubeconform built from their Go
 // modules (build.sh), kubeconform's schemas generated from the test cluster's OpenAPI, and
 // install / upgrade / uninstall into the real API server (admission, RBAC, CRD validation).
-// No control plane pod runs (the test cluster has no kubelet for it); the agent-sandbox
-// controller does, and fills the chart's warm pools with sandbox pods.
+// No control plane pod runs here (no test node: helm-install.k8s.ts runs one from its image); the
+// agent-sandbox controller does, and fills the chart's warm pools with sandbox pods.
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

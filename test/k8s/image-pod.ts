@@ -99,18 +99,25 @@ export function imagePodCommand(
     const tmpfs: { path: string; bytes?: number }[] = [];
     const binds: { host: string; path: string; readOnly: true }[] = [];
     const filled = opts.volumes ? join(opts.volumes.dir, 'volumes', name) : undefined;
+    // A refused pod leaves no volume files behind (its token among them).
+    const refuse = (message: string): never => {
+      if (filled) rmSync(filled, { recursive: true, force: true });
+      throw new Error(`${podName}: ${message}`);
+    };
     for (const mount of c.volumeMounts ?? []) {
       const volume = spec.volumes?.find((v) => v.name === mount.name);
-      if (mount.subPath) throw new Error(`${podName}: subPath mounts are not supported`);
+      if (mount.subPath) refuse('subPath mounts are not supported');
       if (volume?.emptyDir) {
         const limit = volume.emptyDir.sizeLimit;
         tmpfs.push({ path: mount.mountPath, ...(limit ? { bytes: bytesOf(limit) } : {}) });
       } else if (volume && fromApi(volume) && opts.volumes && filled) {
         const host = join(filled, volume.name);
-        await writeVolume(opts.volumes.api, pod, volume, host, sc.fsGroup);
+        await writeVolume(opts.volumes.api, pod, volume, host, sc.fsGroup).catch((err: unknown) =>
+          refuse(`volume ${volume.name}: ${String(err)}`),
+        );
         binds.push({ host, path: mount.mountPath, readOnly: true });
       } else {
-        throw new Error(`${podName}: volume ${mount.name} is of a kind the test node cannot mount`);
+        refuse(`volume ${mount.name} is of a kind the test node cannot mount`);
       }
     }
     const memory = c.resources?.limits?.memory;

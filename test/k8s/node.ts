@@ -238,11 +238,11 @@ export async function startTestNode(opts: TestNodeOptions): Promise<TestNode> {
     );
   }
 
-  async function resolveEnv(pod: Pod, c: ContainerLite | undefined, ip: string, hostIP: string) {
+  async function resolveEnv(pod: Pod, c: ContainerLite | undefined, ip: string, own: boolean) {
     const ns = pod.metadata?.namespace ?? 'default';
     const links = {
       ...(pod.spec?.enableServiceLinks === false ? {} : await serviceLinks(ns)),
-      ...(hostIP === gateway ? kubeServiceEnv : {}),
+      ...(own ? kubeServiceEnv : {}),
     };
     const env: Record<string, string> = {};
     const lookup = (): Record<string, string> => ({ ...links, ...env });
@@ -276,7 +276,7 @@ export async function startTestNode(opts: TestNodeOptions): Promise<TestNode> {
                 'metadata.uid': pod.metadata?.uid,
                 'spec.nodeName': nodeName,
                 'status.podIP': ip,
-                'status.hostIP': hostIP,
+                'status.hostIP': '127.0.0.1',
               } as Record<string, string | undefined>
             )[f];
         if (v !== undefined) env[e.name] = v;
@@ -338,7 +338,7 @@ export async function startTestNode(opts: TestNodeOptions): Promise<TestNode> {
     const c = r.pod.spec?.containers?.[0];
     const own = opts.ownNetwork?.(r.pod) ? network : undefined;
     if (own && !r.net) r.net = await own.attach(r.ip);
-    const env = await resolveEnv(r.pod, c, r.ip, own ? own.gateway : '127.0.0.1');
+    const env = await resolveEnv(r.pod, c, r.ip, own !== undefined);
     const cmd = await opts.agentCommand(r.pod, r.ip, env);
     // The process joins the pod's namespace, as a runtime starts containers in the pause's.
     const [command, args] = r.net

@@ -89,6 +89,10 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     // HEAD is served where the spec names it (source blobs), not on every GET.
     exposeHeadRoutes: false,
+    // No wall-clock limit on a plugin's start (fastify's default is 10 s): every plugin here is an
+    // async function, not one that could forget its callback, and its work is CPU, which a busy
+    // machine stretches without bound (the docs plugin's 0.4 s took over 10 s beside a CPU hog).
+    pluginTimeout: 0,
     frameworkErrors: frameworkError,
     clientErrorHandler: answerClientError,
     // By the time fastify closes, the drain has answered or cut every request (drain.ts): what

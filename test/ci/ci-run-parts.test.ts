@@ -34,4 +34,10 @@ describe('.ci/run', () => {
       'vitest-lts',
     ]);
   });
+
+  it('runs the whole node-router project on the LTS Node, not a choice of files', () => {
+    const step = /^step vitest-lts (.*)$/m.exec(ciRun)?.[1] ?? '';
+    expect(step).toMatch(/^bash \.ci\/lts-vitest\.sh run --project node-router /);
+    expect(step.split(' ').filter((arg) => arg.startsWith('test/'))).toEqual([]);
+  });
 });

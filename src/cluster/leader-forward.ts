@@ -6,8 +6,10 @@ import {
 } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { Duplex } from 'node:stream';
+import { TLSSocket } from 'node:tls';
 import { AppError } from '../errors.js';
 import type { LeaderView } from './leader-lease.js';
+import type { PeerTlsOptions } from './peer-tls.js';
 
 /** Marks a request one replica handed to another: it is never handed on again. */
 export const FORWARDED_HEADER = 'x-slipway-forwarded-by';
@@ -38,13 +40,18 @@ const HOP_BY_HOP = [
 
 const RETRY_AFTER_S = 2;
 
+const NOT_OUR_CERTIFICATE =
+  "the leader's certificate is not the one this replica serves; the request was not sent to it";
+
 /**
  * A follower serves the API, MCP and the activator path by handing every request to the leader
  * (the Lease names its address): the one replica that runs the apps' actors, so a deploy, a wake
  * or a log stream meets the state it changes. Its own probes and metrics it answers itself. While
  * no leader is known or it cannot be reached (a failover), the answer is 503 with Retry-After.
+ * `tls`: how a leader listening with TLS is checked (peer-tls.ts); a leader that presents another
+ * certificate is refused before a byte of the request is sent to it.
  */
-export function leaderForwarder(view: () => LeaderView): Forwarder {
+export function leaderForwarder(view: () => LeaderView, tls?: PeerTlsOptions): Forwarder {
   /** Served here (undefined), handed to the leader (its URL), or refused (why). */
   const target = (req: IncomingMessage, appHost = true): URL | string | undefined => {
     const now = view();
@@ -61,15 +68,15 @@ export function leaderForwarder(view: () => LeaderView): Forwarder {
     if (req.headers.upgrade) {
       Object.assign(headers, { connection: 'upgrade', upgrade: req.headers.upgrade });
     }
-    const request = to.protocol === 'https:' ? httpsRequest : httpRequest;
-    return request({
+    const options = {
       protocol: to.protocol,
       hostname: to.hostname,
       port: to.port,
       method: req.method,
       path: req.url,
       headers,
-    });
+    };
+    return to.protocol === 'https:' ? httpsRequest({ ...options, ...tls }) : httpRequest(options);
   };
   return {
     request(req, res, appHost) {
@@ -87,10 +94,14 @@ export function leaderForwarder(view: () => LeaderView): Forwarder {
         answer.pipe(res);
         res.on('close', () => answer.destroy());
       });
+      let socket: unknown;
+      upstream.on('socket', (s) => (socket = s));
       upstream.on('error', () => {
-        if (!res.headersSent)
-          unavailable(res, 'the leader cannot be reached; a failover may be on its way');
-        else res.destroy();
+        // Set by the TLS handshake when the leader's certificate was refused (peer-tls.ts).
+        const refused = socket instanceof TLSSocket && Boolean(socket.authorizationError);
+        if (res.headersSent) res.destroy();
+        else if (refused) unavailable(res, NOT_OUR_CERTIFICATE);
+        else unavailable(res, 'the leader cannot be reached; a failover may be on its way');
       });
       req.on('aborted', () => upstream.destroy());
       req.pipe(upstream);

@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Config } from '../config/schema.js';
+import type { TlsMaterial } from '../http/tls.js';
 import type { Log } from '../logging.js';
 import { leaderForwarder, type Forwarder } from './leader-forward.js';
 import type { LeaderLease, LeaderView } from './leader-lease.js';
+import { peerTls } from './peer-tls.js';
 
 /**
  * One replica's part in leader election (`runtime.kubernetes.leaderElection`): the forwarder a
@@ -21,8 +23,15 @@ export interface Leadership {
   release(): Promise<void>;
 }
 
-/** The leadership the config asks for, or undefined (one replica, no election). */
-export async function openLeadership(config: Config, log: Log): Promise<Leadership | undefined> {
+/**
+ * The leadership the config asks for, or undefined (one replica, no election). `tls`: what this
+ * replica's listener serves, the certificate the leader must present too.
+ */
+export async function openLeadership(
+  config: Config,
+  log: Log,
+  tls?: TlsMaterial,
+): Promise<Leadership | undefined> {
   const k8s = config.runtime.kubernetes;
   if (config.runtime.backend !== 'kubernetes' || !k8s.leaderElection.enabled) return undefined;
   // Loaded only here: a server without leader election never loads the Kubernetes client for it.
@@ -49,7 +58,7 @@ export async function openLeadership(config: Config, log: Log): Promise<Leadersh
   let lease: LeaderLease | undefined;
   const view = (): LeaderView => lease?.status() ?? { leading: false, identity };
   return {
-    forwarder: leaderForwarder(view),
+    forwarder: leaderForwarder(view, tls ? peerTls(tls.cert) : undefined),
     view,
     start(url, acquired, lost) {
       lease = new LeaderLease({

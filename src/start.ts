@@ -155,7 +155,7 @@ export async function startSlipway(config: Config, options: StartOptions = {}): 
   let visitors: Visitors | undefined;
   try {
     const parts = await openDeployParts(config, serviceLog(logger), dataPath, store);
-    leadership = await openLeadership(config, serviceLog(logger), tls);
+    leadership = await openLeadership(config, serviceLog(logger), { tls, store });
     const forward = leadership?.forwarder;
     app = await composeServer({ config, store, parts, tls, logger, drain, forward });
     if (leadership) followerReadiness(app, leadership);

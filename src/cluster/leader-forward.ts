@@ -9,6 +9,11 @@ import type { Duplex } from 'node:stream';
 import { TLSSocket } from 'node:tls';
 import { AppError } from '../errors.js';
 import type { LeaderView } from './leader-lease.js';
+import {
+  FORWARDED_FOR_HEADER,
+  FORWARDED_PROOF_HEADER,
+  type ForwardProof,
+} from './forward-proof.js';
 import type { PeerTlsOptions } from './peer-tls.js';
 
 /** Marks a request one replica handed to another: it is never handed on again. */
@@ -22,6 +27,19 @@ export interface Forwarder {
    */
   request(req: IncomingMessage, res: ServerResponse, appHost: boolean): boolean;
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean;
+  /**
+   * The address the request's client connected from: the socket's peer, or, for a request another
+   * replica handed here, the address that replica vouches for with a proof that verifies
+   * (forward-proof.ts); undefined when a request marked as handed on carries none: unknown.
+   */
+  clientAddress(req: IncomingMessage): string | undefined;
+}
+
+export interface ForwarderOptions {
+  /** How a leader listening with TLS is checked (peer-tls.ts). */
+  tls?: PeerTlsOptions;
+  /** Vouches to the leader for the client's address, and checks what a follower vouched for. */
+  proof?: ForwardProof;
 }
 
 /** Answered by every replica itself: its own liveness, readiness (is it the leader?) and metrics. */
@@ -48,10 +66,14 @@ const NOT_OUR_CERTIFICATE =
  * (the Lease names its address): the one replica that runs the apps' actors, so a deploy, a wake
  * or a log stream meets the state it changes. Its own probes and metrics it answers itself. While
  * no leader is known or it cannot be reached (a failover), the answer is 503 with Retry-After.
- * `tls`: how a leader listening with TLS is checked (peer-tls.ts); a leader that presents another
- * certificate is refused before a byte of the request is sent to it.
+ * A leader that presents another certificate than this replica's is refused before a byte of the
+ * request is sent to it. The client's address goes along, signed (`proof`): the leader applies
+ * its own trust rules to it, never to the follower's address.
  */
-export function leaderForwarder(view: () => LeaderView, tls?: PeerTlsOptions): Forwarder {
+export function leaderForwarder(
+  view: () => LeaderView,
+  { tls, proof }: ForwarderOptions = {},
+): Forwarder {
   /** Served here (undefined), handed to the leader (its URL), or refused (why). */
   const target = (req: IncomingMessage, appHost = true): URL | string | undefined => {
     const now = view();
@@ -63,8 +85,13 @@ export function leaderForwarder(view: () => LeaderView, tls?: PeerTlsOptions): F
     return new URL(now.leaderUrl);
   };
   const send = (req: IncomingMessage, to: URL) => {
-    const headers: OutgoingHttpHeaders = { ...req.headers, [FORWARDED_HEADER]: view().identity };
-    for (const name of HOP_BY_HOP) delete headers[name];
+    const by = view().identity;
+    const headers: OutgoingHttpHeaders = { ...req.headers, [FORWARDED_HEADER]: by };
+    // A client's own claims never pass: only what this replica signs does.
+    for (const name of [...HOP_BY_HOP, FORWARDED_FOR_HEADER, FORWARDED_PROOF_HEADER]) {
+      delete headers[name];
+    }
+    Object.assign(headers, proof?.sign(req, by));
     if (req.headers.upgrade) {
       Object.assign(headers, { connection: 'upgrade', upgrade: req.headers.upgrade });
     }
@@ -134,6 +161,11 @@ export function leaderForwarder(view: () => LeaderView, tls?: PeerTlsOptions): F
       upstream.on('error', () => socket.destroy());
       upstream.end();
       return true;
+    },
+    clientAddress(req) {
+      const by = req.headers[FORWARDED_HEADER];
+      if (by === undefined) return req.socket.remoteAddress;
+      return typeof by === 'string' ? proof?.verify(req, by) : undefined;
     },
   };
 }

@@ -52,7 +52,7 @@ async function leader(material: { key: string; cert: string }) {
 /** A follower (plain HTTP here, for the test's client) checking the leader with `own`'s cert. */
 async function follower(leaderUrl: string, own: { cert: string }): Promise<number> {
   const view = (): LeaderView => ({ leading: false, identity: 'f', holder: 'l', leaderUrl });
-  const forward = leaderForwarder(view, peerTls(own.cert));
+  const forward = leaderForwarder(view, { tls: peerTls(own.cert) });
   return listen(
     createHttpServer((req, res) => {
       if (!forward.request(req, res, false)) res.end('local');

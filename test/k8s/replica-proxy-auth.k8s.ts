@@ -48,11 +48,9 @@ describe('Kubernetes: X-Forwarded-User through a follower replica', () => {
       localAddress: PROXY,
       headers: { 'x-forwarded-user': 'root', 'x-forwarded-groups': 'admins' },
     };
-    const leader = await startReplica(root, `${name}-leader`, config);
-    replicas.push(leader);
+    const leader = await startReplica(root, `${name}-leader`, config, replicas);
     await waitFor(`${name}: one leads`, async () => (await leaderOf(leader, admin)).leading);
-    const follower = await startReplica(root, `${name}-follower`, config);
-    replicas.push(follower);
+    const follower = await startReplica(root, `${name}-follower`, config, replicas);
     expect(await leaderOf(follower, admin)).toMatchObject({ leading: false });
     return { leader, follower };
   };

@@ -57,11 +57,9 @@ describe('Kubernetes: two replicas with TLS', () => {
     const headers = { authorization: `Bearer ${KEY}` };
     const asAdmin = (ca: string) => ({ headers, ca });
 
-    const a = await startReplica(root, 'a', config(shared.config), { ca: shared.cert });
-    replicas.push(a);
+    const a = await startReplica(root, 'a', config(shared.config), replicas, { ca: shared.cert });
     await waitFor('a leads', async () => (await leaderOf(a, asAdmin(shared.cert))).leading);
-    const b = await startReplica(root, 'b', config(shared.config), { ca: shared.cert });
-    replicas.push(b);
+    const b = await startReplica(root, 'b', config(shared.config), replicas, { ca: shared.cert });
     expect(await leaderOf(b, asAdmin(shared.cert))).toMatchObject({ leading: false });
 
     // Through the follower, answered by the leader.
@@ -73,8 +71,7 @@ describe('Kubernetes: two replicas with TLS', () => {
 
     // A replica serving another certificate: the leader's is not its own, so it hands it nothing.
     const other = await certificate(root, 'other');
-    const c = await startReplica(root, 'c', config(other.config), { ca: other.cert });
-    replicas.push(c);
+    const c = await startReplica(root, 'c', config(other.config), replicas, { ca: other.cert });
     expect(await leaderOf(c, asAdmin(other.cert))).toMatchObject({ leading: false });
     const refused = await call(`${c.url}/api/whoami`, asAdmin(other.cert));
     expect(refused.status).toBe(503);

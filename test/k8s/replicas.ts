@@ -86,13 +86,15 @@ export interface Replica {
 }
 
 /**
- * Starts a replica in `root/name` and waits until its `/readyz` answers 200 (over https with
- * `ca`, which the harness's own readiness wait cannot). `wait: false`: returns once it runs.
+ * Starts a replica in `root/name`, adds it to `into` at once (the caller stops it, also when it
+ * never gets ready) and waits until its `/readyz` answers 200 (over https trusting `ca`).
+ * `wait: false`: returns once it runs.
  */
 export async function startReplica(
   root: string,
   name: string,
   config: Record<string, unknown>,
+  into: Replica[],
   opts: { ca?: string; wait?: boolean } = {},
 ): Promise<Replica> {
   const dataDir = join(root, name);
@@ -103,27 +105,29 @@ export async function startReplica(
     port,
     config,
     env: { ...MOTO_CREDENTIALS },
-    noWait: opts.ca !== undefined || opts.wait === false,
+    noWait: true,
   });
-  const url = `${opts.ca ? 'https' : 'http'}://127.0.0.1:${port}`;
-  if (opts.ca !== undefined && opts.wait !== false) {
-    let ended: number | string | undefined;
-    void proc.exited.then((code) => (ended = code));
-    await waitFor(
-      `${name} ready`,
-      async () => {
-        if (ended !== undefined) {
-          throw new Error(`${name} exited (${ended}):\n${proc.output().join('\n')}`);
-        }
-        return (
-          (await call(`${url}/readyz`, { ca: opts.ca }).catch(() => undefined))?.status === 200
-        );
-      },
-      90_000,
-    );
-  }
-  return { proc, url };
+  const replica = { proc, url: `${opts.ca ? 'https' : 'http'}://127.0.0.1:${port}` };
+  into.push(replica);
+  if (opts.wait === false) return replica;
+  let ended: number | string | undefined;
+  void proc.exited.then((code) => (ended = code));
+  await waitFor(
+    `${name} ready`,
+    async () => {
+      if (ended !== undefined) {
+        throw new Error(`${name} exited (${ended}):\n${proc.output().join('\n')}`);
+      }
+      const res = await call(`${replica.url}/readyz`, { ca: opts.ca }).catch(() => undefined);
+      return res?.status === 200;
+    },
+    READY_TIMEOUT_MS,
+  );
+  return replica;
 }
+
+/** A replica starting on a busy two-core machine, on a slow link to the API server in one suite. */
+const READY_TIMEOUT_MS = 180_000;
 
 /** Who the replica says leads (its `/readyz` leader component). */
 export async function leaderOf(

@@ -2,10 +2,15 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Store } from '../persistence/store.js';
 
+/** Marks a request one replica handed to another: it is never handed on again. */
+export const FORWARDED_HEADER = 'x-slipway-forwarded-by';
 /** The client address a follower vouches for on a request it hands to the leader. */
 export const FORWARDED_FOR_HEADER = 'x-slipway-forwarded-for';
 /** `v1.<ms since epoch>.<HMAC-SHA256, base64url>` over the forward's facts (see `message`). */
 export const FORWARDED_PROOF_HEADER = 'x-slipway-forwarded-proof';
+
+/** What only replicas say to each other: stripped from every request an app receives. */
+export const REPLICA_HEADERS = [FORWARDED_HEADER, FORWARDED_FOR_HEADER, FORWARDED_PROOF_HEADER];
 
 /** The replicas' shared key, kept in the store (the configmap backend: one ConfigMap they read). */
 const FORWARD_KEY = 'replica_forward_key';
@@ -23,7 +28,7 @@ export interface ForwardProof {
   sign(req: IncomingMessage, by: string): Record<string, string> | undefined;
   /**
    * The client address a request handed on by another replica (`by`) came from, when its proof
-   * verifies: signed with the key, for this method, URL and sender, and recent. Otherwise
+   * verifies: signed with the key, for this method, host, URL and sender, and recent. Otherwise
    * undefined: the address is unknown, and trusted for nothing.
    */
   verify(req: IncomingMessage, by: string): string | undefined;
@@ -32,7 +37,7 @@ export interface ForwardProof {
 /**
  * What lets the leader apply its own trust rules (e.g. `auth.oauth.trustedProxies`) to the client
  * a follower served, not to the follower: an HMAC with a key only the replicas read from the store,
- * over the method, the URL, the forwarding replica, the client's address and the time. A client
+ * over the method, the host and URL, the forwarding replica, the client's address and the time. A client
  * cannot make one, so a client's own `X-Slipway-Forwarded-*` headers never verify.
  */
 export function forwardProof(
@@ -49,7 +54,9 @@ export function forwardProof(
   };
   const mac = (secret: Buffer, req: IncomingMessage, by: string, client: string, at: string) =>
     createHmac('sha256', secret)
-      .update(['v1', by, req.method ?? '', req.url ?? '', client, at].join('\n'))
+      .update(
+        ['v1', by, req.method ?? '', req.headers.host ?? '', req.url ?? '', client, at].join('\n'),
+      )
       .digest();
   return {
     ensureKey() {

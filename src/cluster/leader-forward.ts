@@ -10,14 +10,14 @@ import { TLSSocket } from 'node:tls';
 import { AppError } from '../errors.js';
 import type { LeaderView } from './leader-lease.js';
 import {
+  FORWARDED_HEADER,
   FORWARDED_FOR_HEADER,
   FORWARDED_PROOF_HEADER,
   type ForwardProof,
 } from './forward-proof.js';
 import type { PeerTlsOptions } from './peer-tls.js';
 
-/** Marks a request one replica handed to another: it is never handed on again. */
-export const FORWARDED_HEADER = 'x-slipway-forwarded-by';
+export { FORWARDED_HEADER } from './forward-proof.js';
 
 /** What a follower does with each request before the server sees it (server.ts `forward`). */
 export interface Forwarder {

@@ -21,13 +21,14 @@ function sharedMeta() {
 const message = (init: {
   method?: string;
   url?: string;
+  host?: string;
   peer?: string;
   headers?: Record<string, string>;
 }): IncomingMessage =>
   ({
     method: init.method ?? 'GET',
     url: init.url ?? '/api/whoami',
-    headers: init.headers ?? {},
+    headers: { host: init.host ?? 'slipway.example.com', ...init.headers },
     socket: { remoteAddress: init.peer ?? '10.0.0.7' },
   }) as unknown as IncomingMessage;
 
@@ -75,6 +76,8 @@ describe('forwardProof', () => {
     expect(verify({ ...signed, [FORWARDED_FOR_HEADER]: '127.0.0.1' })).toBeUndefined();
     expect(verify(signed, { method: 'POST' })).toBeUndefined();
     expect(verify(signed, { url: '/api/users' })).toBeUndefined();
+    // Signed for a visit to an app's host: not good for the control plane's.
+    expect(verify(signed, { host: 'myapp.apps.example.com' })).toBeUndefined();
     expect(verify(signed, {}, 'replica-c')).toBeUndefined();
     expect(verify({ [FORWARDED_FOR_HEADER]: '10.0.0.7' })).toBeUndefined();
     expect(

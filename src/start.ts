@@ -155,13 +155,15 @@ export async function startSlipway(config: Config, options: StartOptions = {}): 
   let visitors: Visitors | undefined;
   try {
     const parts = await openDeployParts(config, serviceLog(logger), dataPath, store);
-    leadership = await openLeadership(config, serviceLog(logger));
+    leadership = await openLeadership(config, serviceLog(logger), { tls, store });
     const forward = leadership?.forwarder;
     app = await composeServer({ config, store, parts, tls, logger, drain, forward });
     if (leadership) followerReadiness(app, leadership);
     if (cancelled()) throw new StartCancelled();
     // A transient server has no operator to hand a new key to: it makes no user.
-    bootstrap = options.transient ? { kind: 'not-needed' } : ensureBootstrapAdmin(config, store);
+    bootstrap = options.transient
+      ? { kind: 'not-needed' }
+      : await ensureBootstrapAdmin(config, store);
     let listening = false;
     app.readiness.register('http', () => ({ ok: listening }));
     // Admins see which data path carries visitors to Ready public apps, and why.

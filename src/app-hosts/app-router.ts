@@ -12,6 +12,7 @@ import type { AppTraffic } from './app-traffic.js';
 import { answerAdmission, refuseUpgrade } from './app-signin.js';
 import type { PublicUrls } from '../services/public-urls.js';
 import type { Log } from '../logging.js';
+import { REPLICA_HEADERS } from '../cluster/forward-proof.js';
 
 /**
  * Routes `Host: <name>.<apps domain>` requests to the app's sandbox, before fastify sees them:
@@ -224,6 +225,8 @@ function forwardedHeaders(
   for (const [key, value] of Object.entries(req.headers)) {
     if (value !== undefined && (upgrade || !HOP_BY_HOP.has(key))) headers[key] = value;
   }
+  // Between the replicas only: a proof an app saw could be replayed to the leader.
+  for (const key of REPLICA_HEADERS) delete headers[key];
   const peer = req.socket.remoteAddress ?? '';
   const prior = req.headers['x-forwarded-for'];
   headers['x-forwarded-for'] = prior ? `${String(prior)}, ${peer}` : peer;

@@ -37,6 +37,11 @@ export interface AuthModeContext {
   config: Config;
   store: Store;
   log: FastifyBaseLogger;
+  /**
+   * The address the request's client connected from (never a header the client wrote): the
+   * socket's peer, or the client a follower replica served and vouched for; undefined: unknown.
+   */
+  clientAddress(message: IncomingMessage): string | undefined;
 }
 
 export interface VerifyContext {

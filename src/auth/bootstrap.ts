@@ -12,9 +12,11 @@ export const BOOTSTRAP_ADMIN_ID = 'apikey-admin';
 /**
  * First start with API-key auth and no key configured: nobody could ever log in, so Slipway creates
  * the admin user `apikey-admin` with a fresh key and keeps only the key's hash. Later starts find
- * the user and create nothing; deleting that user makes the next start issue a new key.
+ * the user and create nothing; deleting that user makes the next start issue a new key. Replicas
+ * starting at once on an empty shared store (configmap) each try: the insert lands once, the
+ * others find it (their key is never shown), so one key works, through every replica.
  */
-export function ensureBootstrapAdmin(config: Config, store: Store): BootstrapResult {
+export async function ensureBootstrapAdmin(config: Config, store: Store): Promise<BootstrapResult> {
   const { auth } = config;
   if (!auth.enabled || auth.mode !== 'apikey' || auth.apiKeys.length > 0)
     return { kind: 'not-needed' };
@@ -22,7 +24,7 @@ export function ensureBootstrapAdmin(config: Config, store: Store): BootstrapRes
   const apiKey = newApiKey();
   const now = new Date().toISOString();
   const apiKeyHash = hashApiKey(apiKey);
-  const stored = store.ensureUser({
+  store.ensureUser({
     id: BOOTSTRAP_ADMIN_ID,
     name: 'admin',
     role: 'admin',
@@ -31,8 +33,12 @@ export function ensureBootstrapAdmin(config: Config, store: Store): BootstrapRes
     createdAt: now,
     updatedAt: now,
   });
+  // A store that writes behind knows only once the insert landed whether another replica's won.
+  await store.flush?.();
   // Another process sharing the store won the race: its key is the one that works.
-  if (stored.apiKeyHash !== apiKeyHash) return { kind: 'exists', userId: BOOTSTRAP_ADMIN_ID };
+  if (store.getUser(BOOTSTRAP_ADMIN_ID)?.apiKeyHash !== apiKeyHash) {
+    return { kind: 'exists', userId: BOOTSTRAP_ADMIN_ID };
+  }
   return { kind: 'created', userId: BOOTSTRAP_ADMIN_ID, apiKey };
 }
 

@@ -6,12 +6,13 @@ import { checkUserId } from './user-id.js';
 
 /**
  * Trusted proxy: a gateway in front of Slipway validated the caller and names it in a header
- * (`X-Forwarded-User`). The header is believed only from a socket peer in `auth.oauth.trustedProxies`.
+ * (`X-Forwarded-User`). The header is believed only from a socket peer in `auth.oauth.trustedProxies`
+ * (through a follower replica: from the client it vouches for, see forward-proof.ts).
  * With `auth.oauth.adminGroup` set, the proxy's groups header grants the admin role.
  */
 export const oauthProxyMode: AuthModeFactory = {
   name: 'oauth',
-  create: ({ config }): AuthMode => {
+  create: ({ config, clientAddress }): AuthMode => {
     const trusted = trustedProxies(config.auth.oauth.trustedProxies);
     const header = config.auth.oauth.userHeader.toLowerCase();
     const groupsHeader = config.auth.oauth.groupsHeader.toLowerCase();
@@ -19,8 +20,9 @@ export const oauthProxyMode: AuthModeFactory = {
     return {
       name: 'oauth',
       verify: ({ request }) => {
-        // The socket peer, never X-Forwarded-For: that header is whatever the caller wrote.
-        const peer = request.raw.socket.remoteAddress;
+        // The socket peer (or the one a follower replica vouches for), never X-Forwarded-For:
+        // that header is whatever the caller wrote.
+        const peer = clientAddress(request.raw);
         if (!peer || !isTrusted(trusted, peer)) {
           throw unauthenticated('request did not come through a trusted proxy');
         }

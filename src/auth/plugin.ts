@@ -75,7 +75,8 @@ export const NO_AUTH_IDENTITY: Readonly<Identity> = Object.freeze({
 async function authPlugin(app: FastifyInstance): Promise<void> {
   const { config, store } = app;
   const enabled = config.auth.enabled;
-  const mode = enabled ? await createAuthMode({ config, store, log: app.log }) : undefined;
+  const context = { config, store, log: app.log, clientAddress: app.clientAddress };
+  const mode = enabled ? await createAuthMode(context) : undefined;
   const cacheTtlMs = durationMs(config.auth.identityCacheTTL);
   const cache = new IdentityCache(cacheTtlMs);
   const verifiedKeys = mode?.bearerVerdictLasts ? new VerifiedKeys(cacheTtlMs) : undefined;

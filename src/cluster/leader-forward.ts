@@ -6,11 +6,18 @@ import {
 } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { Duplex } from 'node:stream';
+import { TLSSocket } from 'node:tls';
 import { AppError } from '../errors.js';
 import type { LeaderView } from './leader-lease.js';
+import {
+  FORWARDED_HEADER,
+  FORWARDED_FOR_HEADER,
+  FORWARDED_PROOF_HEADER,
+  type ForwardProof,
+} from './forward-proof.js';
+import type { PeerTlsOptions } from './peer-tls.js';
 
-/** Marks a request one replica handed to another: it is never handed on again. */
-export const FORWARDED_HEADER = 'x-slipway-forwarded-by';
+export { FORWARDED_HEADER } from './forward-proof.js';
 
 /** What a follower does with each request before the server sees it (server.ts `forward`). */
 export interface Forwarder {
@@ -20,6 +27,19 @@ export interface Forwarder {
    */
   request(req: IncomingMessage, res: ServerResponse, appHost: boolean): boolean;
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean;
+  /**
+   * The address the request's client connected from: the socket's peer, or, for a request another
+   * replica handed here, the address that replica vouches for with a proof that verifies
+   * (forward-proof.ts); undefined when a request marked as handed on carries none: unknown.
+   */
+  clientAddress(req: IncomingMessage): string | undefined;
+}
+
+export interface ForwarderOptions {
+  /** How a leader listening with TLS is checked (peer-tls.ts). */
+  tls?: PeerTlsOptions;
+  /** Vouches to the leader for the client's address, and checks what a follower vouched for. */
+  proof?: ForwardProof;
 }
 
 /** Answered by every replica itself: its own liveness, readiness (is it the leader?) and metrics. */
@@ -38,13 +58,22 @@ const HOP_BY_HOP = [
 
 const RETRY_AFTER_S = 2;
 
+const NOT_OUR_CERTIFICATE =
+  "the leader's certificate is not the one this replica serves; the request was not sent to it";
+
 /**
  * A follower serves the API, MCP and the activator path by handing every request to the leader
  * (the Lease names its address): the one replica that runs the apps' actors, so a deploy, a wake
  * or a log stream meets the state it changes. Its own probes and metrics it answers itself. While
  * no leader is known or it cannot be reached (a failover), the answer is 503 with Retry-After.
+ * A leader that presents another certificate than this replica's is refused before a byte of the
+ * request is sent to it. The client's address goes along, signed (`proof`): the leader applies
+ * its own trust rules to it, never to the follower's address.
  */
-export function leaderForwarder(view: () => LeaderView): Forwarder {
+export function leaderForwarder(
+  view: () => LeaderView,
+  { tls, proof }: ForwarderOptions = {},
+): Forwarder {
   /** Served here (undefined), handed to the leader (its URL), or refused (why). */
   const target = (req: IncomingMessage, appHost = true): URL | string | undefined => {
     const now = view();
@@ -56,20 +85,25 @@ export function leaderForwarder(view: () => LeaderView): Forwarder {
     return new URL(now.leaderUrl);
   };
   const send = (req: IncomingMessage, to: URL) => {
-    const headers: OutgoingHttpHeaders = { ...req.headers, [FORWARDED_HEADER]: view().identity };
-    for (const name of HOP_BY_HOP) delete headers[name];
+    const by = view().identity;
+    const headers: OutgoingHttpHeaders = { ...req.headers, [FORWARDED_HEADER]: by };
+    // A client's own claims never pass: only what this replica signs does.
+    for (const name of [...HOP_BY_HOP, FORWARDED_FOR_HEADER, FORWARDED_PROOF_HEADER]) {
+      delete headers[name];
+    }
+    Object.assign(headers, proof?.sign(req, by));
     if (req.headers.upgrade) {
       Object.assign(headers, { connection: 'upgrade', upgrade: req.headers.upgrade });
     }
-    const request = to.protocol === 'https:' ? httpsRequest : httpRequest;
-    return request({
+    const options = {
       protocol: to.protocol,
       hostname: to.hostname,
       port: to.port,
       method: req.method,
       path: req.url,
       headers,
-    });
+    };
+    return to.protocol === 'https:' ? httpsRequest({ ...options, ...tls }) : httpRequest(options);
   };
   return {
     request(req, res, appHost) {
@@ -87,10 +121,14 @@ export function leaderForwarder(view: () => LeaderView): Forwarder {
         answer.pipe(res);
         res.on('close', () => answer.destroy());
       });
+      let socket: unknown;
+      upstream.on('socket', (s) => (socket = s));
       upstream.on('error', () => {
-        if (!res.headersSent)
-          unavailable(res, 'the leader cannot be reached; a failover may be on its way');
-        else res.destroy();
+        // Set by the TLS handshake when the leader's certificate was refused (peer-tls.ts).
+        const refused = socket instanceof TLSSocket && Boolean(socket.authorizationError);
+        if (res.headersSent) res.destroy();
+        else if (refused) unavailable(res, NOT_OUR_CERTIFICATE);
+        else unavailable(res, 'the leader cannot be reached; a failover may be on its way');
       });
       req.on('aborted', () => upstream.destroy());
       req.pipe(upstream);
@@ -123,6 +161,11 @@ export function leaderForwarder(view: () => LeaderView): Forwarder {
       upstream.on('error', () => socket.destroy());
       upstream.end();
       return true;
+    },
+    clientAddress(req) {
+      const by = req.headers[FORWARDED_HEADER];
+      if (by === undefined) return req.socket.remoteAddress;
+      return typeof by === 'string' ? proof?.verify(req, by) : undefined;
     },
   };
 }

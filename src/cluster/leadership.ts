@@ -1,9 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Config } from '../config/schema.js';
+import type { TlsMaterial } from '../http/tls.js';
 import type { Log } from '../logging.js';
 import { leaderForwarder, type Forwarder } from './leader-forward.js';
 import type { LeaderLease, LeaderView } from './leader-lease.js';
+import { peerTls } from './peer-tls.js';
+import { forwardProof } from './forward-proof.js';
+import type { Store } from '../persistence/store.js';
 
 /**
  * One replica's part in leader election (`runtime.kubernetes.leaderElection`): the forwarder a
@@ -21,8 +25,19 @@ export interface Leadership {
   release(): Promise<void>;
 }
 
+export interface LeadershipParts {
+  /** What this replica's listener serves: the certificate the leader must present too. */
+  tls?: TlsMaterial;
+  /** Keeps the key the replicas vouch for their clients' addresses with (forward-proof.ts). */
+  store: Pick<Store, 'getMeta' | 'setMeta'>;
+}
+
 /** The leadership the config asks for, or undefined (one replica, no election). */
-export async function openLeadership(config: Config, log: Log): Promise<Leadership | undefined> {
+export async function openLeadership(
+  config: Config,
+  log: Log,
+  { tls, store }: LeadershipParts,
+): Promise<Leadership | undefined> {
   const k8s = config.runtime.kubernetes;
   if (config.runtime.backend !== 'kubernetes' || !k8s.leaderElection.enabled) return undefined;
   // Loaded only here: a server without leader election never loads the Kubernetes client for it.
@@ -48,8 +63,9 @@ export async function openLeadership(config: Config, log: Log): Promise<Leadersh
   const identity = `${hostname()}_${randomBytes(4).toString('hex')}`;
   let lease: LeaderLease | undefined;
   const view = (): LeaderView => lease?.status() ?? { leading: false, identity };
+  const proof = forwardProof(store);
   return {
-    forwarder: leaderForwarder(view),
+    forwarder: leaderForwarder(view, { ...(tls ? { tls: peerTls(tls.cert) } : {}), proof }),
     view,
     start(url, acquired, lost) {
       lease = new LeaderLease({
@@ -62,7 +78,18 @@ export async function openLeadership(config: Config, log: Log): Promise<Leadersh
         renewMs: k8s.leaderElection.renewSeconds * 1000,
         log,
       });
-      lease.onAcquired(acquired);
+      lease.onAcquired(() => {
+        // Made by a leader only (replicas starting at once do not each make one); the followers
+        // read it from the store. Until they have it, what they vouch for is not believed.
+        try {
+          proof.ensureKey();
+        } catch (err) {
+          log('error', "leader: the replicas' forwarding key could not be stored", {
+            err: String(err),
+          });
+        }
+        acquired();
+      });
       lease.onLost(lost);
       lease.start();
     },

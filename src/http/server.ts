@@ -115,6 +115,12 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     return { ...writes, ok: writes.ok && store.ping(), backend: store.backend };
   });
   app.decorate('deploy', deploy);
+  app.decorate(
+    'clientAddress',
+    options.forward
+      ? options.forward.clientAddress
+      : (message: IncomingMessage) => message.socket.remoteAddress,
+  );
   app.readiness.register('sources', () => {
     const writes = deploy.storage.check('source store');
     return { ...writes, ok: writes.ok && deploy.sourceStore.ping() };

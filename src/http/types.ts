@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { Identity } from '../auth/identity.js';
 import type { Config } from '../config/schema.js';
 import type { Store } from '../persistence/store.js';
@@ -13,6 +14,11 @@ declare module 'fastify' {
     metrics: Metrics;
     readiness: Readiness;
     deploy: DeployServices;
+    /**
+     * The address a request's client connected from: the socket's peer, or, with replicas, the
+     * one a follower that handed the request here vouched for (undefined: unknown).
+     */
+    clientAddress(message: IncomingMessage): string | undefined;
   }
   interface FastifyRequest {
     /** Set by the auth plugin on every request to a protected path. */

@@ -17,6 +17,9 @@ const server = http.createServer((req, res) => {
     const later = setTimeout(() => res.end('data: second\\n\\n'), 400);
     return;
   }
+  if (req.url === '/replica-headers') {
+    return res.end(JSON.stringify(Object.keys(req.headers).filter((k) => k.startsWith('x-slipway-'))));
+  }
   res.end('plain ' + req.headers['x-forwarded-host']);
 });
 server.on('upgrade', (req, socket) => {
@@ -72,6 +75,15 @@ describe('the app router', () => {
     });
     expect(text).toContain('HTTP/1.1 101 Switching Protocols');
     expect(text).toContain('echo:ping');
+  });
+
+  it("never hands an app the replicas' forwarding headers (a proof it could replay to the leader)", async () => {
+    const whole = await rawExchange(
+      `GET /replica-headers HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n` +
+        'X-Slipway-Forwarded-By: replica-b\r\nX-Slipway-Forwarded-For: 10.0.0.5\r\n' +
+        `X-Slipway-Forwarded-Proof: v1.${Date.now()}.${'A'.repeat(43)}\r\n\r\n`,
+    );
+    expect(whole.slice(whole.indexOf('\r\n\r\n') + 4), whole).toMatch(/^(?:[0-9a-f]+\r\n)?\[\]/);
   });
 
   it('tells the app which host the visitor asked for', async () => {

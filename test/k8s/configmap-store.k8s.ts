@@ -4,6 +4,9 @@ import { openConfigMapStore } from '../../src/persistence/configmap/configmap-st
 import { guardStore } from '../../src/persistence/guarded-store.js';
 import { StorageHealth } from '../../src/persistence/storage-health.js';
 import type { Store } from '../../src/persistence/store.js';
+import { BOOTSTRAP_ADMIN_ID, ensureBootstrapAdmin } from '../../src/auth/bootstrap.js';
+import { hashApiKey } from '../../src/auth/keys.js';
+import { loadConfig } from '../../src/config/load.js';
 import { app, audit, department, user, version } from '../persistence/fixtures.js';
 import { storeContract } from '../persistence/store-contract.js';
 import { startCluster, waitFor, type Cluster } from './cluster.js';
@@ -73,6 +76,14 @@ const appJson = async (namespace: string, id: string) => {
     `/api/v1/namespaces/${namespace}/configmaps/slipway-app-${id}`,
   );
   return JSON.parse(cm.data?.['app.json'] ?? '{}') as Record<string, unknown>;
+};
+
+const userJson = async (namespace: string, id: string) => {
+  const cm = await cluster.api.must<V1ConfigMap>(
+    'GET',
+    `/api/v1/namespaces/${namespace}/configmaps/slipway-user-${id}`,
+  );
+  return JSON.parse(cm.data?.['user.json'] ?? '{}') as Record<string, unknown>;
 };
 
 describe('store contract: configmap', () => {
@@ -204,6 +215,42 @@ describe('configmap store on the test cluster', () => {
     await waitFor(
       'both mirrors agree with the API',
       async () => a.getApp('web')?.reason === expected && b.getApp('web')?.reason === expected,
+    );
+  });
+
+  it('two stores inserting the same new user at once keep the first that landed, and the bootstrap admin is made once', async () => {
+    const ns = await freshNamespace(cluster);
+    const { store: a, lines: aLines } = await open(ns);
+    const { store: b, lines: bLines } = await open(ns);
+    // Same turn, neither has seen the other's: both insert; the API creates one, the other
+    // store gets 409 and takes the one that was created, as a unique insert would have found it.
+    a.ensureUser(user('carol', { name: 'from-a' }));
+    b.ensureUser(user('carol', { name: 'from-b' }));
+    await Promise.all([a.flush?.(), b.flush?.()]);
+    const yielded = [aLines, bLines].map((lines) =>
+      lines.some((l) => l.msg.includes('created by another replica first')),
+    );
+    expect(yielded.filter(Boolean)).toHaveLength(1);
+    const kept = yielded[0] ? 'from-b' : 'from-a';
+    expect((await userJson(ns, 'carol')).name).toBe(kept);
+    expect([a.getUser('carol')?.name, b.getUser('carol')?.name]).toEqual([kept, kept]);
+
+    // Two replicas making the bootstrap admin on an empty store: one key, shown by one of them.
+    const config = loadConfig({});
+    const made = await Promise.all([
+      ensureBootstrapAdmin(config, a),
+      ensureBootstrapAdmin(config, b),
+    ]);
+    const created = made.filter((r) => r.kind === 'created');
+    expect(made.map((r) => r.kind).sort()).toEqual(['created', 'exists']);
+    const key = created[0]?.kind === 'created' ? created[0].apiKey : '';
+    const hash = (await userJson(ns, BOOTSTRAP_ADMIN_ID)).apiKeyHash;
+    expect(hash).toBe(hashApiKey(key));
+    await waitFor(
+      'both mirrors hold the shown key',
+      async () =>
+        a.getUser(BOOTSTRAP_ADMIN_ID)?.apiKeyHash === hash &&
+        b.getUser(BOOTSTRAP_ADMIN_ID)?.apiKeyHash === hash,
     );
   });
 

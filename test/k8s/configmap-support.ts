@@ -81,7 +81,11 @@ export interface Relay {
   open(): Promise<void>;
 }
 
-export async function startRelay(cluster: Cluster): Promise<Relay> {
+/** `delayMs`: every answer (each chunk, in order) reaches the client that much later. */
+export async function startRelay(
+  cluster: Cluster,
+  opts: { delayMs?: number } = {},
+): Promise<Relay> {
   const target = new URL(cluster.server);
   const sockets = new Set<Socket>();
   let port = 0;
@@ -106,7 +110,14 @@ export async function startRelay(cluster: Cluster): Promise<Relay> {
       if (hanging) return;
       const upstream = connect(Number(target.port), target.hostname);
       track(upstream);
-      client.pipe(upstream).pipe(client);
+      client.pipe(upstream);
+      if (opts.delayMs === undefined) {
+        upstream.pipe(client);
+        return;
+      }
+      const later = (fn: () => void) => setTimeout(fn, opts.delayMs).unref();
+      upstream.on('data', (chunk: Buffer) => later(() => client.write(chunk)));
+      upstream.on('end', () => later(() => client.end()));
     });
     await new Promise<void>((resolve, reject) => {
       srv.once('error', reject);

@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { join } from 'node:path';
+import { REPLICA_HEADERS } from '../../cluster/forward-proof.js';
 import { ACCESS_FORMAT, ACCESS_LINE_BYTES, ACCESS_RING, ACCESS_RING_BYTES } from './access-ring.js';
 
 /** Where the native front door keeps its sockets and files: all under `<dataDir>/front`. */
@@ -142,6 +143,8 @@ export function haproxyConfig(settings: HaproxySettings, paths: HaproxyPaths): s
     `  http-request set-header X-Forwarded-Proto ${proto} if direct`,
     '  http-request del-header proxy-connection if direct',
     '  http-request del-header keep-alive if direct',
+    // Between control-plane replicas only (forward-proof.ts): no app sees them.
+    ...REPLICA_HEADERS.map((name) => `  http-request del-header ${name} if direct`),
     ...accessLog(settings),
     '  use_backend %[var(txn.slot)] if direct',
     '  default_backend control',

@@ -2,7 +2,13 @@ import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { AppError } from '../../errors.js';
 import { createMemoryMirror } from '../memory-store.js';
 import type { Store } from '../store.js';
-import { assertFits, dataOf, objectKey, type ObjectKey } from './configmap-objects.js';
+import {
+  applyToMirror,
+  assertFits,
+  dataOf,
+  objectKey,
+  type ObjectKey,
+} from './configmap-objects.js';
 import { ConfigMapWatch, listOurs } from './configmap-watch.js';
 import { ConfigMapWriter } from './configmap-writer.js';
 import { unavailable } from './kube-fault.js';
@@ -44,6 +50,7 @@ export async function openConfigMapStore(opts: ConfigMapStoreOptions): Promise<S
     api,
     namespace: opts.namespace,
     dataOf: (key) => dataOf(tables(), key),
+    adopt: (key, cm) => applyToMirror(tables(), key, cm),
     log,
     requestTimeoutMs: opts.requestTimeoutMs,
   });
@@ -135,7 +142,14 @@ export async function openConfigMapStore(opts: ConfigMapStoreOptions): Promise<S
 
     getUser: (id) => inner.getUser(id),
     listUsers: () => inner.listUsers(),
-    ensureUser: (record) => write([user(record.id)], () => inner.ensureUser(record)),
+    ensureUser(record) {
+      const key = user(record.id);
+      const inserted = inner.getUser(record.id) === undefined;
+      const stored = write([key], () => inner.ensureUser(record));
+      // Two replicas inserting the same user at once: the first to land is the one kept.
+      if (inserted) writer.createOnly(key);
+      return stored;
+    },
     putUser: (record) => write([user(record.id)], () => inner.putUser(record)),
     deleteUser: (id) => write([user(id)], () => inner.deleteUser(id)),
     findUserByKeyHash: (keyHash) => inner.findUserByKeyHash(keyHash),

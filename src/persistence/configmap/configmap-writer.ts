@@ -11,6 +11,8 @@ export interface ConfigMapWriterOptions {
   namespace: string;
   /** The ConfigMap data the mirror holds for `key` at the moment of the write; undefined: gone. */
   dataOf(key: ObjectKey): Record<string, string> | undefined;
+  /** Puts the object another replica created first into the mirror, in place of ours. */
+  adopt(key: ObjectKey, cm: V1ConfigMap): void;
   log: Log;
   /** A call that has not answered by then is aborted and counts as failed. */
   requestTimeoutMs?: number;
@@ -42,6 +44,8 @@ export class ConfigMapWriter {
   /** key → the resourceVersion of the object as we last wrote or saw it. */
   private readonly versions = new Map<ObjectKey, string>();
   private readonly busy = new Set<ObjectKey>();
+  /** Objects made by an insert-if-absent: when another replica created one first, it wins. */
+  private readonly creates = new Set<ObjectKey>();
   private readonly backoff = new Map<ObjectKey, { delayMs: number; timer?: NodeJS.Timeout }>();
   private waiters: Waiter[] = [];
   private seq = 0;
@@ -65,6 +69,15 @@ export class ConfigMapWriter {
       this.scheduled = false;
       this.pump();
     });
+  }
+
+  /**
+   * `key` was just made by an insert-if-absent (a user nobody had): if the API already holds one
+   * (another replica made it meanwhile), that one is kept and replaces ours in the mirror, as a
+   * unique insert into one database would have found it. Call right after the write's `mark`.
+   */
+  createOnly(key: ObjectKey): void {
+    this.creates.add(key);
   }
 
   /** True while a change of `key` has not landed: what the API holds is older than the mirror. */
@@ -158,6 +171,7 @@ export class ConfigMapWriter {
             ? await api.createNamespacedConfigMap({ namespace, body }, timed)
             : await api.replaceNamespacedConfigMap({ name, namespace, body }, timed);
         this.saw(key, stored.metadata?.resourceVersion);
+        this.creates.delete(key);
         return;
       } catch (err) {
         // 409: created or changed by someone else; 404 on a replace: deleted by someone else.
@@ -172,6 +186,13 @@ export class ConfigMapWriter {
           throw err;
         });
       this.saw(key, current?.metadata?.resourceVersion);
+      if (current !== undefined && rv === undefined && this.creates.delete(key)) {
+        this.opts.adopt(key, current);
+        this.opts.log('info', 'configmap store: created by another replica first; keeping theirs', {
+          configMap: name,
+        });
+        return;
+      }
       this.opts.log('info', 'configmap store: changed elsewhere meanwhile; writing ours over it', {
         configMap: name,
         attempt,

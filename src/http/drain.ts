@@ -4,12 +4,14 @@
  * connection is answered 503 `not_ready` with `Retry-After` and `Connection: close`, the streams
  * that never end on their own are ended at once (`onBegin`), and the requests in flight get until
  * the timeout to finish: a deploy waiting for its app to get Ready is answered, not reset, so its
- * client knows whether it was committed. What is left at the timeout is cut.
+ * client knows whether it was committed. What is left at the timeout is cut, but for the answers
+ * still owed for changes already committed (commit-gate.ts): those are waited for.
  */
 import type { Server as HttpServer, ServerResponse } from 'node:http';
 import { Server as HttpsServer } from 'node:https';
 import { Server as NetServer, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { SHUTDOWN_RETRY_AFTER_SECONDS } from '../commit-gate.js';
 import type { ErrorBody } from '../errors.js';
 
 /** The body of every refusal, and of the `event: error` frame that ends a stream. */
@@ -20,9 +22,6 @@ export const SHUTTING_DOWN: ErrorBody = {
 
 /** How long before the drain's timeout the requests still running hear that they will be cut. */
 const CUT_NOTICE_MS = 1_000;
-
-/** A restart of this process takes a few seconds; a client retrying sooner only finds no one. */
-export const SHUTDOWN_RETRY_AFTER_SECONDS = 5;
 
 export interface DrainResult {
   /** Requests still running at the timeout, and cut. */
@@ -38,8 +37,11 @@ export class Drain {
   private readonly sockets = new Set<Socket>();
   private readonly inFlight = new Set<ServerResponse>();
   private readonly beginHooks: Array<() => void> = [];
-  private readonly cutHooks: Array<() => void> = [];
+  private readonly cutHooks: Array<() => Promise<void> | void> = [];
   private wake: (() => void) | undefined;
+  private cutCalled: () => void = () => undefined;
+  /** Resolves at cut(): a second signal waits for nothing more. */
+  private readonly cutNow = new Promise<void>((resolve) => (this.cutCalled = resolve));
   private running: Promise<DrainResult> | undefined;
 
   /** Tracks the listener's connections, so that the idle ones and the stragglers can be closed. */
@@ -90,9 +92,11 @@ export class Drain {
 
   /**
    * Runs shortly before the drain cuts what still runs (CUT_NOTICE_MS ahead of the timeout, or
-   * at a second signal): the last chance to answer a request whose change is already made.
+   * at a second signal): the last chance to answer a request whose change is already made. The
+   * drain waits for the promise a hook returns (those answers), however long a busy host takes
+   * to write them, unless a second signal cuts it short.
    */
-  beforeCut(hook: () => void): void {
+  beforeCut(hook: () => Promise<void> | void): void {
     this.cutHooks.push(hook);
   }
 
@@ -145,6 +149,7 @@ export class Drain {
 
   /** Ends the wait now (a second signal): what still runs is cut, after the cut notice. */
   cut(): void {
+    this.cutCalled();
     this.wake?.();
   }
 
@@ -178,8 +183,8 @@ export class Drain {
       const notice = Math.min(CUT_NOTICE_MS, timeoutMs / 4);
       await this.waitIdle(timeoutMs - notice);
       if (this.inFlight.size > 0) {
-        for (const hook of this.cutHooks) hook();
-        await this.waitIdle(notice);
+        const owed = Promise.all(this.cutHooks.map((hook) => hook()));
+        await Promise.all([this.waitIdle(notice), Promise.race([owed, this.cutNow])]);
       }
     }
     const forced = this.inFlight.size;

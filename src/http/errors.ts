@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ShuttingDown } from '../commit-gate.js';
 import { AppError } from '../errors.js';
 import { asStorageUnavailable } from '../persistence/storage-faults.js';
 
@@ -11,8 +12,11 @@ export function installErrorHandlers(app: FastifyInstance): void {
     if (!(error instanceof AppError) && appError.status >= 500) {
       request.log.error({ err: error }, 'request failed');
     }
-    const headers = appError.details?.retryAfterSeconds;
-    if (typeof headers === 'number') void reply.header('retry-after', String(headers));
+    const retry =
+      appError instanceof ShuttingDown
+        ? appError.retryAfterSeconds
+        : appError.details?.retryAfterSeconds;
+    if (typeof retry === 'number') void reply.header('retry-after', String(retry));
     return reply.status(appError.status).send(appError.toBody());
   });
 

@@ -129,6 +129,8 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
 
   installErrorHandlers(app);
   readJsonOnly(app);
+  // Every handler runs as its request: a change it commits is owed its answer (commit-gate.ts).
+  app.addHook('preHandler', (_request, reply, done) => deploy.commits.serving(reply.raw, done));
   // Before every other guard: a wrong method on a known path is 405 whoever asks, from wherever.
   await app.register(methodGuardPlugin);
   if (!config.auth.enabled) await app.register(hostGuardPlugin({ extraHosts: extraHosts(config) }));
@@ -171,8 +173,13 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     mcpRoutes({ ...deploy, metrics: app.metrics, maxSourceBytes: config.limits.maxSourceBytes }),
   );
   // Before a drain cuts them, deploys still waiting for their app are answered (202: committed,
-  // poll the app): never a change made whose client only saw a reset.
-  drain.beforeCut(() => deploy.registry.stopWaiting());
+  // poll the app): never a change made whose client only saw a reset. From then on no request
+  // commits a change, and the drain waits for the answers of those that did (commit-gate.ts).
+  drain.beforeCut(() => {
+    deploy.commits.close();
+    deploy.registry.stopWaiting();
+    return deploy.commits.answered();
+  });
   app.addHook('onClose', async () => {
     router.closeTunnels();
     await deploy.stop();

@@ -2,6 +2,7 @@ import type { AppRegistry } from '../actors/registry.js';
 import { isAdmin, type Identity } from '../auth/identity.js';
 import type { Config } from '../config/schema.js';
 import type { Activity } from '../actors/app-activity.js';
+import { CommitGate } from '../commit-gate.js';
 import { AppError, notFound } from '../errors.js';
 import { liveReleaseOf, liveVersionOf, releaseOf } from '../persistence/release.js';
 import type { StorageHealth } from '../persistence/storage-health.js';
@@ -38,10 +39,12 @@ export class AppService {
   readonly audit: AuditTrail;
   readonly history: HistoryService;
   private readonly actions: AuditedActions;
+  private readonly commits: CommitGate;
 
   constructor(private readonly deps: AppServiceDeps) {
     this.audit = deps.audit ?? new AuditTrail(deps.store, deps.log);
-    this.history = new HistoryService(deps);
+    this.commits = deps.commits ?? new CommitGate();
+    this.history = new HistoryService({ ...deps, commits: this.commits });
     this.actions = new AuditedActions(
       this.audit,
       deps.store,
@@ -122,24 +125,26 @@ export class AppService {
     const closes = metadata.access === 'private' && existing && existing.access !== 'private';
     const gate = closes ? this.deps.accessGate : undefined;
     const write = (): void =>
-      store.transaction(() => {
-        // Checked again inside the transaction: another deploy may have taken the name meanwhile.
-        const existing = assertMayDeployTo(store, config, identity, metadata.name);
-        const rows = releaseRows({
-          metadata: { ...metadata, runtime },
-          identity,
-          plan,
-          existing,
-          live: existing ? liveReleaseOf(store, existing) : undefined,
-          version,
-          sourceKey,
-          sourceHash: info.hash,
-          now,
-          defaultAccess: config.apps.defaultAccess,
-        });
-        store.putApp(rows.app);
-        store.addVersion(rows.version);
-      });
+      this.commits.commit(() =>
+        store.transaction(() => {
+          // Checked again inside the transaction: another deploy may have taken the name meanwhile.
+          const existing = assertMayDeployTo(store, config, identity, metadata.name);
+          const rows = releaseRows({
+            metadata: { ...metadata, runtime },
+            identity,
+            plan,
+            existing,
+            live: existing ? liveReleaseOf(store, existing) : undefined,
+            version,
+            sourceKey,
+            sourceHash: info.hash,
+            now,
+            defaultAccess: config.apps.defaultAccess,
+          });
+          store.putApp(rows.app);
+          store.addVersion(rows.version);
+        }),
+      );
     try {
       if (gate) await gate.closing(metadata.name, write);
       else write();
@@ -327,6 +332,8 @@ export interface AppServiceDeps {
   storage: StorageHealth;
   /** The data path's say when an app turns private (Kubernetes direct routes); none: nothing to wait for. */
   accessGate?: AccessGate;
+  /** A deploy's or release's rows land through it (drains); made here when omitted. */
+  commits?: CommitGate;
   deployWaitMs?: number;
   log?: Log;
   /** Shared with whatever records the system's own actions; made here when omitted. */

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { AppRegistry } from '../actors/registry.js';
+import { CommitGate } from '../commit-gate.js';
 import { durationMs, type Config } from '../config/schema.js';
 import type { Log } from '../logging.js';
 import { PublicUrls } from './public-urls.js';
@@ -28,6 +29,8 @@ export interface DeployServices {
   sourceStore: SourceStore;
   runtime: Runtime;
   registry: AppRegistry;
+  /** Which requests' changes are owed an answer, and when none may commit any more (a drain). */
+  commits: CommitGate;
   apps: AppService;
   /** Share links, for the HTTP routes and the MCP tools alike. */
   shares: ShareService;
@@ -94,8 +97,10 @@ export function createDeployServices(
   audit.follow(registry);
   const direct =
     parts.routes && new DirectRoutes(store, registry, urls, parts.routes, log, parts.keepRoutes);
+  const commits = new CommitGate();
   const apps = new AppService({
     store,
+    commits,
     sourceStore,
     registry,
     config,
@@ -125,6 +130,7 @@ export function createDeployServices(
     sourceStore,
     runtime,
     registry,
+    commits,
     apps,
     shares,
     grants,

@@ -6,6 +6,7 @@
  */
 import type { Readable } from 'node:stream';
 import type { AppRegistry } from '../actors/registry.js';
+import type { CommitGate } from '../commit-gate.js';
 import { AppError, notFound } from '../errors.js';
 import { releaseOf, type Release } from '../persistence/release.js';
 import type { StorageHealth } from '../persistence/storage-health.js';
@@ -46,6 +47,8 @@ export interface HistoryDeps {
   store: Store;
   sourceStore: SourceStore;
   registry: AppRegistry;
+  /** A release's rows land through it: refused once the server drains past its cut. */
+  commits: CommitGate;
   /** Turns the source store's faults (a full disk, an object store down) into 503s. */
   storage?: StorageHealth;
   deployWaitMs?: number;
@@ -155,33 +158,35 @@ export class HistoryService {
   ): void {
     const { store } = this.deps;
     const now = new Date().toISOString();
-    store.transaction(() => {
-      // Read again inside the transaction: the app may have been deleted meanwhile.
-      const app = store.getApp(appId);
-      if (!app) throw notFound('app');
-      const release = how.settings(app);
-      store.putApp({
-        ...app,
-        ...release,
-        phase: 'Pending',
-        reason: 'Queued',
-        message: `version ${version} queued (${how.note})`,
-        lastDeployedAt: now,
-      });
-      store.addVersion({
-        ...release,
-        appId,
-        version,
-        timestamp: now,
-        sourceHash: from.sourceHash,
-        sourceKey,
-        // What the release asked for stays asked for: a later redeploy asks for it again.
-        ...(from.overrides ? { overrides: from.overrides } : {}),
-        ...(how.rolledBackFrom === undefined ? {} : { rolledBackFrom: how.rolledBackFrom }),
-        deployedBy: how.by,
-        outcome: 'Pending',
-      });
-    });
+    this.deps.commits.commit(() =>
+      store.transaction(() => {
+        // Read again inside the transaction: the app may have been deleted meanwhile.
+        const app = store.getApp(appId);
+        if (!app) throw notFound('app');
+        const release = how.settings(app);
+        store.putApp({
+          ...app,
+          ...release,
+          phase: 'Pending',
+          reason: 'Queued',
+          message: `version ${version} queued (${how.note})`,
+          lastDeployedAt: now,
+        });
+        store.addVersion({
+          ...release,
+          appId,
+          version,
+          timestamp: now,
+          sourceHash: from.sourceHash,
+          sourceKey,
+          // What the release asked for stays asked for: a later redeploy asks for it again.
+          ...(from.overrides ? { overrides: from.overrides } : {}),
+          ...(how.rolledBackFrom === undefined ? {} : { rolledBackFrom: how.rolledBackFrom }),
+          deployedBy: how.by,
+          outcome: 'Pending',
+        });
+      }),
+    );
   }
 
   /** The store's own copy when it has one, else a read and a put; false when `from` is gone. */

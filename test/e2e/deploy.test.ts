@@ -173,16 +173,21 @@ describe('deploy engine end to end (real bwrap sandboxes)', () => {
 
 describe('bad deploys get a clear 4xx and leave nothing behind', () => {
   let server: TestServer;
+  let bombSource: Buffer;
   beforeAll(async () => {
-    server = await startTestServer({ auth: { apiKeys: keys }, runtime: { poolSize: 0 } });
+    // Off the event loop: compressing 600 MB takes seconds on a busy machine, and the server runs
+    // in this process; blocked that long, it would find the client's idle keep-alive connection
+    // past headersTimeout and close it under the next request. Made once, before the tests: the
+    // test timed out at 30 s at a load of 20 with the compression inside it (9 s of it alone at a
+    // load of 11), while what it is about, the server's inflating, took 3-4 s at that load.
+    [server, bombSource] = await Promise.all([
+      startTestServer({ auth: { apiKeys: keys }, runtime: { poolSize: 0 } }),
+      gzipAsync(Buffer.alloc(600 * 1024 * 1024), { level: 9 }),
+    ]);
   });
   afterAll(() => server.stop());
 
   const good = () => tarGz({ 'index.html': 'ok' });
-  // Off the event loop: compressing 600 MB takes seconds on a busy machine, and the server runs in
-  // this process; blocked that long, it would find the client's idle keep-alive connection past
-  // headersTimeout and close it under the next request.
-  const bomb = () => gzipAsync(Buffer.alloc(600 * 1024 * 1024), { level: 9 });
 
   it.each([
     [
@@ -305,7 +310,7 @@ describe('bad deploys get a clear 4xx and leave nothing behind', () => {
     ],
     [
       'gzip bomb',
-      async () => deploy(server.baseURL, ALICE, { name: 'x12' }, await bomb()),
+      async () => deploy(server.baseURL, ALICE, { name: 'x12' }, bombSource),
       413,
       'payload_too_large',
     ],

@@ -184,6 +184,8 @@ describe('restart continuity (local runtime)', () => {
 
     // 20 clients, each with its own connections, round-robin over the apps until told to stop.
     const failed: string[] = [];
+    // Which restart a failed request fell in, for the failure's message.
+    let phase = 'before the restarts';
     let answered = 0;
     let looping = true;
     const waiters: { at: number; resolve: () => void }[] = [];
@@ -201,7 +203,7 @@ describe('restart continuity (local runtime)', () => {
         const res = await get(own, port, `${name}.localhost:${port}`, cookieOf(name));
         count();
         if (res.status !== 200 || res.body !== expected[name]) {
-          failed.push(`${name}: ${res.status} ${res.body.slice(0, 120)}`);
+          failed.push(`${phase}: ${name}: ${res.status} ${res.body.slice(0, 120)}`);
         }
       }
       own.destroy();
@@ -217,10 +219,11 @@ describe('restart continuity (local runtime)', () => {
     };
     const pending = new URL(reopened.grant_url);
 
-    // A clean stop and start.
+    // A clean stop and start. The visitor comes in as soon as the server is back: the code lives
+    // a minute (codeTtlMs), and on a busy host the restart alone can take most of it.
+    phase = 'SIGTERM and start';
     expect(await server.stop('SIGTERM')).toBe(0);
     server = await start();
-    await answers(200);
     const visit = (url: URL) =>
       get(new Agent(), port, url.host, '', `${url.pathname}${url.search}`);
     const late = await visit(pending);
@@ -231,7 +234,9 @@ describe('restart continuity (local runtime)', () => {
       expect(again.status).not.toBe(303);
       expect(again.setCookie).toBe('');
     }
+    await answers(200);
     // A crash and start.
+    phase = 'kill -9 and start';
     server.child.kill('SIGKILL');
     await server.exited;
     server = await start();
@@ -243,6 +248,7 @@ describe('restart continuity (local runtime)', () => {
       cpSync(join(ROOT, part), join(newer, part), { recursive: true });
     }
     symlinkSync(join(ROOT, 'node_modules'), join(newer, 'node_modules'));
+    phase = 'upgrade';
     expect(await server.stop('SIGTERM')).toBe(0);
     server = await start(newer);
     await answers(200);

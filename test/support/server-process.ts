@@ -69,7 +69,7 @@ export async function startServerProcess(opts: {
   writeFileSync(configFile, stringify(config));
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: opts.root ?? ROOT,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...opts.env, SVC_CONFIG: configFile },
+    env: { ...hostEnv(), ...opts.env, SVC_CONFIG: configFile },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: string[] = [];
@@ -116,4 +116,17 @@ export async function startServerProcess(opts: {
   }
   await proc.stop('SIGKILL');
   throw new Error(`server not ready within the timeout:\n${lines.join('\n')}`);
+}
+
+/**
+ * What the server keeps of this process's environment: PATH, and npm's global config file when
+ * one is named. npm looks for that file beside the Node that runs it, so on a Node installed
+ * elsewhere (the LTS in CI: .ci/lts-vitest.sh) the server's npm would find none, lose the host's
+ * registry CA, and the general lane's installs would fail TLS.
+ */
+function hostEnv(): Record<string, string> {
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
+  const npmrc = process.env.npm_config_globalconfig;
+  if (npmrc) env.npm_config_globalconfig = npmrc;
+  return env;
 }

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, errorText } from './api';
-import { onAppEvent } from './events';
+import { onAppEvent, onResync } from './events';
 import type { AppView } from './types';
 
 export interface AppsState {
@@ -15,7 +15,8 @@ export interface AppsState {
  * became Ready reloads the list, which carries the URL and deploy the event does not. A list that
  * was asked for before the latest event is stale when it arrives, so it is asked for again. The
  * delete event can come before the list stops showing the app, so a deleted app stays hidden
- * until a deploy event brings the name back.
+ * until a deploy event brings the name back. Events the stream could not carry (before it opened,
+ * or while it reconnected) are made up for by reading the list again each time it opens.
  */
 export function useApps(): AppsState {
   const [state, setState] = useState<AppsState>({ apps: [], loading: true });
@@ -59,9 +60,14 @@ export function useApps(): AppsState {
       show({ apps: updated, loading: false });
       if (!known || phase === 'Ready') void load();
     });
+    const stopResync = onResync(() => {
+      eventsSeen += 1;
+      void load();
+    });
     return () => {
       alive = false;
       stop();
+      stopResync();
     };
   }, []);
   return state;

@@ -3,9 +3,11 @@ import type { AppEvent } from './types';
 
 type Listener = (event: AppEvent) => void;
 type StatusListener = (live: boolean) => void;
+type ResyncListener = () => void;
 
 const listeners = new Set<Listener>();
 const statusListeners = new Set<StatusListener>();
+const resyncListeners = new Set<ResyncListener>();
 
 /** Subscribes to app lifecycle events; returns the unsubscribe. */
 export function onAppEvent(listener: Listener): () => void {
@@ -17,6 +19,16 @@ export function onAppEvent(listener: Listener): () => void {
 export function onLiveStatus(listener: StatusListener): () => void {
   statusListeners.add(listener);
   return () => statusListeners.delete(listener);
+}
+
+/**
+ * Called each time the stream opens, the first time too: events sent before it (while it was down,
+ * or before the first connection) are lost, so what was built from them (the apps list) is to be
+ * read afresh. Returns the unsubscribe.
+ */
+export function onResync(listener: ResyncListener): () => void {
+  resyncListeners.add(listener);
+  return () => resyncListeners.delete(listener);
 }
 
 /**
@@ -40,6 +52,7 @@ export function startEvents(): () => void {
             listeners.forEach((l) => l(event));
           },
           abort.signal,
+          () => resyncListeners.forEach((l) => l()),
         );
       } catch (err) {
         if (abort.signal.aborted) return;

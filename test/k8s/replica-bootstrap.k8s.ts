@@ -4,15 +4,12 @@
 // server over a slow link (each answer 2 s late), longer than the spread of their starts: the
 // second lists the store before the first one's admin is in it, and learns of it (the watch)
 // only after it has tried to make its own, as on a busy cluster.
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MOTO_SETUP_TIMEOUT_MS } from '../support/moto.js';
+import { describe, expect, it } from 'vitest';
 import { waitFor } from './cluster.js';
 import { startRelay } from './configmap-support.js';
-import { call, replicaConfig, startReplica, type Replica } from './replicas.js';
-import { startSlipwayEnv, type SlipwayEnv } from './slipway-env.js';
+import { call, replicaConfig, replicaSuite, startReplica } from './replicas.js';
 
 const NS = 'slipway-replica-bootstrap';
 const LINK_DELAY_MS = 2_000;
@@ -21,31 +18,16 @@ const CREATED = /created bootstrap admin apikey-admin; its API key, shown only t
 type UserConfigMap = { metadata: { annotations?: Record<string, string> } };
 
 describe('Kubernetes: the bootstrap admin of replicas starting at once on an empty store', () => {
-  let env: SlipwayEnv;
-  let root: string;
-  const replicas: Replica[] = [];
-
-  beforeAll(async () => {
-    env = await startSlipwayEnv(NS, 'slipway-replica-bootstrap-sources');
-    root = mkdtempSync(join(tmpdir(), 'slipway-k8s-replica-bootstrap-'));
-  }, MOTO_SETUP_TIMEOUT_MS);
-
-  afterAll(async () => {
-    for (const [i, r] of replicas.entries()) {
-      await r.proc.stop('SIGKILL');
-      writeFileSync(join(root, `replica-${i}.log`), r.proc.output().join('\n'));
-    }
-    await env?.stop();
-  });
+  const s = replicaSuite(NS);
 
   it('makes one admin and one key, which both replicas accept', async () => {
-    const relay = await startRelay(env.cluster, { delayMs: LINK_DELAY_MS });
-    const kubeconfig = join(root, 'slow.kubeconfig');
+    const relay = await startRelay(s.env.cluster, { delayMs: LINK_DELAY_MS });
+    const kubeconfig = join(s.root, 'slow.kubeconfig');
     writeFileSync(
       kubeconfig,
-      readFileSync(env.cluster.kubeconfig, 'utf8').replace(env.cluster.server, relay.server),
+      readFileSync(s.env.cluster.kubeconfig, 'utf8').replace(s.env.cluster.server, relay.server),
     );
-    const base = await replicaConfig(env, 'rboot');
+    const base = await replicaConfig(s.env, 'rboot');
     const runtime = base.runtime as { kubernetes: Record<string, unknown> };
     const config = {
       ...base,
@@ -60,7 +42,7 @@ describe('Kubernetes: the bootstrap admin of replicas starting at once on an emp
       },
     };
     const started = await Promise.all(
-      ['a', 'b'].map((name) => startReplica(root, name, config, replicas)),
+      ['a', 'b'].map((name) => startReplica(s.root, name, config, s.replicas)),
     );
     const said = await waitFor('both replicas said what they made', async () => {
       const lines = started.map((r) =>
@@ -75,7 +57,7 @@ describe('Kubernetes: the bootstrap admin of replicas starting at once on an emp
     const key = keys[0] ?? '';
 
     // One user in the store: one ConfigMap of kind user, the bootstrap admin.
-    const users = await env.cluster.api.must<{ items: UserConfigMap[] }>(
+    const users = await s.env.cluster.api.must<{ items: UserConfigMap[] }>(
       'GET',
       `/api/v1/namespaces/${NS}/configmaps?labelSelector=${encodeURIComponent('slipway.dev/kind=user')}`,
     );

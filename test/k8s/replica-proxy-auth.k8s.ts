@@ -3,15 +3,17 @@
 // HMAC under a key both replicas read from the store, and the leader applies its own
 // trustedProxies to that address. Clients connect from chosen loopback addresses: 127.0.0.5 is the
 // auth proxy, 127.0.0.9 a stranger; the replicas reach each other from 127.0.0.1.
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { configMapName, objectKey } from '../../src/persistence/configmap/configmap-objects.js';
-import { MOTO_SETUP_TIMEOUT_MS } from '../support/moto.js';
 import { waitFor } from './cluster.js';
-import { call, leaderOf, replicaConfig, startReplica, type Replica } from './replicas.js';
-import { startSlipwayEnv, type SlipwayEnv } from './slipway-env.js';
+import {
+  call,
+  leaderOf,
+  replicaConfig,
+  replicaSuite,
+  startReplica,
+  type Replica,
+} from './replicas.js';
 
 const NS = 'slipway-replica-proxy';
 const PROXY = '127.0.0.5';
@@ -19,38 +21,23 @@ const STRANGER = '127.0.0.9';
 const KEY_CONFIGMAP = configMapName(objectKey('meta', 'replica_forward_key'));
 
 describe('Kubernetes: X-Forwarded-User through a follower replica', () => {
-  let env: SlipwayEnv;
-  let root: string;
-  const replicas: Replica[] = [];
-
-  beforeAll(async () => {
-    env = await startSlipwayEnv(NS, 'slipway-replica-proxy-sources');
-    root = mkdtempSync(join(tmpdir(), 'slipway-k8s-replica-proxy-'));
-  }, MOTO_SETUP_TIMEOUT_MS);
-
-  afterAll(async () => {
-    for (const [i, r] of replicas.entries()) {
-      await r.proc.stop('SIGKILL');
-      writeFileSync(join(root, `replica-${i}.log`), r.proc.output().join('\n'));
-    }
-    await env?.stop();
-  });
+  const s = replicaSuite(NS);
 
   /** A leader and a follower trusting `trustedProxies`; the admin view through the proxy. */
   const pair = async (name: string, trustedProxies: string[]) => {
     // The last test's replicas, stopped however it ended: these take the Lease over.
-    for (const r of replicas) await r.proc.stop('SIGTERM');
+    for (const r of s.replicas) await r.proc.stop('SIGTERM');
     const config = {
-      ...(await replicaConfig(env, 'rproxy')),
+      ...(await replicaConfig(s.env, 'rproxy')),
       auth: { mode: 'oauth', oauth: { trustedProxies, adminGroup: 'admins' } },
     };
     const admin = {
       localAddress: PROXY,
       headers: { 'x-forwarded-user': 'root', 'x-forwarded-groups': 'admins' },
     };
-    const leader = await startReplica(root, `${name}-leader`, config, replicas);
+    const leader = await startReplica(s.root, `${name}-leader`, config, s.replicas);
     await waitFor(`${name}: one leads`, async () => (await leaderOf(leader, admin)).leading);
-    const follower = await startReplica(root, `${name}-follower`, config, replicas);
+    const follower = await startReplica(s.root, `${name}-follower`, config, s.replicas);
     expect(await leaderOf(follower, admin)).toMatchObject({ leading: false });
     return { leader, follower };
   };
@@ -89,7 +76,7 @@ describe('Kubernetes: X-Forwarded-User through a follower replica', () => {
     expect((await whoami(leader, PROXY, forged)).status).toBe(401);
 
     // The key is in the store, and in no replica's log.
-    const stored = await env.cluster.api.must<{ data: Record<string, string> }>(
+    const stored = await s.env.cluster.api.must<{ data: Record<string, string> }>(
       'GET',
       `/api/v1/namespaces/${NS}/configmaps/${KEY_CONFIGMAP}`,
     );

@@ -2,15 +2,12 @@
 // (here 127.0.0.1), which the one certificate both serve does not name (it names the public host).
 // The follower trusts exactly the certificate it serves itself: the request reaches the leader;
 // a leader presenting another certificate is refused (503 leader_unavailable) and sent nothing.
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { generate } from 'selfsigned';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MOTO_SETUP_TIMEOUT_MS } from '../support/moto.js';
+import { describe, expect, it } from 'vitest';
 import { waitFor } from './cluster.js';
-import { call, leaderOf, replicaConfig, startReplica, type Replica } from './replicas.js';
-import { startSlipwayEnv, type SlipwayEnv } from './slipway-env.js';
+import { call, leaderOf, replicaConfig, replicaSuite, startReplica } from './replicas.js';
 
 const NS = 'slipway-replica-tls';
 const KEY = 'replica-tls-key-0123456789abcdef01234';
@@ -30,26 +27,11 @@ async function certificate(dir: string, name: string): Promise<{ cert: string; c
 }
 
 describe('Kubernetes: two replicas with TLS', () => {
-  let env: SlipwayEnv;
-  let root: string;
-  const replicas: Replica[] = [];
-
-  beforeAll(async () => {
-    env = await startSlipwayEnv(NS, 'slipway-replica-tls-sources');
-    root = mkdtempSync(join(tmpdir(), 'slipway-k8s-replica-tls-'));
-  }, MOTO_SETUP_TIMEOUT_MS);
-
-  afterAll(async () => {
-    for (const [i, r] of replicas.entries()) {
-      await r.proc.stop('SIGKILL');
-      writeFileSync(join(root, `replica-${i}.log`), r.proc.output().join('\n'));
-    }
-    await env?.stop();
-  });
+  const s = replicaSuite(NS);
 
   it('a follower reaches the leader serving the same certificate, and refuses one serving another', async () => {
-    const shared = await certificate(root, 'shared');
-    const base = await replicaConfig(env, 'rtls');
+    const shared = await certificate(s.root, 'shared');
+    const base = await replicaConfig(s.env, 'rtls');
     const config = (tls: object) => ({
       ...base,
       auth: { apiKeys: [{ key: KEY, name: 'alice', role: 'admin' }], tls },
@@ -57,9 +39,13 @@ describe('Kubernetes: two replicas with TLS', () => {
     const headers = { authorization: `Bearer ${KEY}` };
     const asAdmin = (ca: string) => ({ headers, ca });
 
-    const a = await startReplica(root, 'a', config(shared.config), replicas, { ca: shared.cert });
+    const a = await startReplica(s.root, 'a', config(shared.config), s.replicas, {
+      ca: shared.cert,
+    });
     await waitFor('a leads', async () => (await leaderOf(a, asAdmin(shared.cert))).leading);
-    const b = await startReplica(root, 'b', config(shared.config), replicas, { ca: shared.cert });
+    const b = await startReplica(s.root, 'b', config(shared.config), s.replicas, {
+      ca: shared.cert,
+    });
     expect(await leaderOf(b, asAdmin(shared.cert))).toMatchObject({ leading: false });
 
     // Through the follower, answered by the leader.
@@ -70,8 +56,8 @@ describe('Kubernetes: two replicas with TLS', () => {
     expect(apps.status, apps.body).toBe(200);
 
     // A replica serving another certificate: the leader's is not its own, so it hands it nothing.
-    const other = await certificate(root, 'other');
-    const c = await startReplica(root, 'c', config(other.config), replicas, { ca: other.cert });
+    const other = await certificate(s.root, 'other');
+    const c = await startReplica(s.root, 'c', config(other.config), s.replicas, { ca: other.cert });
     expect(await leaderOf(c, asAdmin(other.cert))).toMatchObject({ leading: false });
     const refused = await call(`${c.url}/api/whoami`, asAdmin(other.cert));
     expect(refused.status).toBe(503);

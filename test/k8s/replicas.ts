@@ -2,16 +2,45 @@
 // test cluster, and a small HTTP(S) client that can pick its source address (127.0.0.X: a trusted
 // proxy or a stranger) and trust a test certificate. For the replica suites (TLS between
 // replicas, proxy auth through a follower, the bootstrap admin).
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MOTO_CREDENTIALS } from '../support/moto.js';
+import { afterAll, beforeAll } from 'vitest';
+import { MOTO_CREDENTIALS, MOTO_SETUP_TIMEOUT_MS } from '../support/moto.js';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { freePort, waitFor } from './cluster.js';
-import type { SlipwayEnv } from './slipway-env.js';
+import { startSlipwayEnv, type SlipwayEnv } from './slipway-env.js';
 
 export const LEASE_SECONDS = 6;
+
+/** What a replica suite shares: its Slipway env, a folder for its replicas, and the replicas. */
+class ReplicaSuite {
+  env!: SlipwayEnv;
+  root!: string;
+  readonly replicas: Replica[] = [];
+}
+
+/**
+ * Inside a `describe`: a Slipway env in namespace `ns` and a folder before its tests; after them
+ * every replica killed, its output kept in the folder (`replica-N.log`), and the env stopped.
+ */
+export function replicaSuite(ns: string): ReplicaSuite {
+  const suite = new ReplicaSuite();
+  beforeAll(async () => {
+    suite.env = await startSlipwayEnv(ns, `${ns}-sources`);
+    suite.root = mkdtempSync(join(tmpdir(), `slipway-k8s-${ns.replace(/^slipway-/, '')}-`));
+  }, MOTO_SETUP_TIMEOUT_MS);
+  afterAll(async () => {
+    for (const [i, r] of suite.replicas.entries()) {
+      await r.proc.stop('SIGKILL');
+      writeFileSync(join(suite.root, `replica-${i}.log`), r.proc.output().join('\n'));
+    }
+    await suite.env?.stop();
+  });
+  return suite;
+}
 
 export interface Reply {
   status: number;

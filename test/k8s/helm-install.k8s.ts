@@ -18,11 +18,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deploy, fetchApp, waitForPhase } from '../support/deploy.js';
 import { MOTO_CREDENTIALS, MOTO_SETUP_TIMEOUT_MS } from '../support/moto.js';
-import { call } from '../support/server.js';
 import { tarGzDir } from '../support/tarball.js';
 import { CHART, mustHelm } from './chart-tools.js';
 import { waitFor, type Pod } from './cluster.js';
 import { bundlesDir } from './image-run.js';
+import { waitForWarmReady } from './image-server.js';
 import { podPorts } from './pod-agent.js';
 import { startServiceProxy, type ServiceProxy } from './service-proxy.js';
 import { startSlipwayEnv, type SlipwayEnv } from './slipway-env.js';
@@ -184,17 +184,7 @@ describe('helm install with the built images: the control plane runs as a pod on
   });
 
   it('answers /readyz 200 on its pod IP, with the pool filled by a pod from the agent image', async () => {
-    type Ready = { components?: { runtime?: { pools?: Record<string, { idle: number }> } } };
-    const res = await waitFor(
-      `${base}/readyz 200 with a warm pod`,
-      async () => {
-        const r = await call(base, '/readyz', { token: key });
-        const pools = (r.body as Ready | undefined)?.components?.runtime?.pools;
-        return r.status === 200 && pools?.node?.idle === 1 ? r : undefined;
-      },
-      120_000,
-      250,
-    );
+    const res = await waitForWarmReady(base, key, 120_000);
     expect(res.status).toBe(200);
   });
 

@@ -14,6 +14,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
+import { call } from '../support/server.js';
 import { freePort, waitFor } from './cluster.js';
 import { imageProcess } from './image-run.js';
 import { bytesOf } from './image-pod.js';
@@ -100,4 +101,19 @@ export async function startImageServer(opts: {
       await exited;
     },
   };
+}
+
+/** `/readyz` once it answers 200 with the node pool's warm pod counted idle. */
+export function waitForWarmReady(baseURL: string, token: string, timeoutMs: number) {
+  type Ready = { components?: { runtime?: { pools?: Record<string, { idle: number }> } } };
+  return waitFor(
+    `${baseURL}/readyz 200 with a warm pod`,
+    async () => {
+      const res = await call(baseURL, '/readyz', { token });
+      const pools = (res.body as Ready | undefined)?.components?.runtime?.pools;
+      return res.status === 200 && pools?.node?.idle === 1 ? res : undefined;
+    },
+    timeoutMs,
+    250,
+  );
 }

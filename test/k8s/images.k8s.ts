@@ -12,13 +12,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { deploy, fetchApp, waitForPhase } from '../support/deploy.js';
 import { MOTO_CREDENTIALS, MOTO_SETUP_TIMEOUT_MS } from '../support/moto.js';
-import { call } from '../support/server.js';
 import { tarGzDir } from '../support/tarball.js';
 import { applyChartSandboxes, CHART, render } from './chart-tools.js';
-import { cacheDir, waitFor } from './cluster.js';
+import { cacheDir } from './cluster.js';
 import { imageBundles } from './image-pod.js';
 import { bundlesDir, imageProcess } from './image-run.js';
-import { startImageServer, type ImageServer } from './image-server.js';
+import { startImageServer, waitForWarmReady, type ImageServer } from './image-server.js';
 import { podPorts } from './pod-agent.js';
 import { startSlipwayEnv, type SlipwayEnv } from './slipway-env.js';
 
@@ -235,7 +234,7 @@ describe('the control plane from its image, apps in pods from the agent image (r
   });
 
   it('answers /readyz 200 with its pool filled by a pod from the agent image', async () => {
-    const res = await waitForReady(server.baseURL);
+    const res = await waitForWarmReady(server.baseURL, ADMIN, 90_000);
     expect(res.status).toBe(200);
   });
 
@@ -277,18 +276,3 @@ describe('the control plane from its image, apps in pods from the agent image (r
     expect(Number(readFileSync(limitFile, 'utf8'))).toBe(512 * 2 ** 20);
   });
 });
-
-/** /readyz once it answers 200 with the node pool's warm pod counted idle. */
-function waitForReady(baseURL: string) {
-  type Ready = { components?: { runtime?: { pools?: Record<string, { idle: number }> } } };
-  return waitFor(
-    `${baseURL}/readyz 200 with a warm pod`,
-    async () => {
-      const res = await call(baseURL, '/readyz', { token: ADMIN });
-      const pools = (res.body as Ready | undefined)?.components?.runtime?.pools;
-      return res.status === 200 && pools?.node?.idle === 1 ? res : undefined;
-    },
-    90_000,
-    250,
-  );
-}

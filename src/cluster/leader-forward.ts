@@ -17,8 +17,6 @@ import {
 } from './forward-proof.js';
 import type { PeerTlsOptions } from './peer-tls.js';
 
-export { FORWARDED_HEADER } from './forward-proof.js';
-
 /** What a follower does with each request before the server sees it (server.ts `forward`). */
 export interface Forwarder {
   /**

@@ -1,7 +1,8 @@
 import { createServer, request, type IncomingMessage, type Server } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FORWARDED_HEADER, leaderForwarder } from '../../src/cluster/leader-forward.js';
+import { FORWARDED_HEADER } from '../../src/cluster/forward-proof.js';
+import { leaderForwarder } from '../../src/cluster/leader-forward.js';
 import type { LeaderView } from '../../src/cluster/leader-lease.js';
 
 /** A follower in front of a leader, both real listeners on loopback. */

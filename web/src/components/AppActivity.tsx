@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, errorText } from '../lib/api';
 import { actionOf, whatOf } from '../lib/audit-text';
 import { onAppEvent } from '../lib/events';
+import { newestOnly } from '../lib/newest-only';
 import { ago, exact } from '../lib/format';
 import type { AuditEvent } from '../lib/types';
 import { Problem } from './Problem';
@@ -15,13 +16,14 @@ export function AppActivity({ id }: { id: string }) {
   const [problem, setProblem] = useState<string>();
 
   useEffect(() => {
-    const refresh = () =>
-      api<{ events: AuditEvent[] }>(`/v1/apps/${id}/audit?limit=${SHOWN}`)
-        .then((body) => {
-          setEvents(body.events);
-          setProblem(undefined);
-        })
-        .catch((err: unknown) => setProblem(errorText(err)));
+    const refresh = newestOnly(
+      () => api<{ events: AuditEvent[] }>(`/v1/apps/${id}/audit?limit=${SHOWN}`),
+      (body) => {
+        setEvents(body.events);
+        setProblem(undefined);
+      },
+      (err) => setProblem(errorText(err)),
+    );
     void refresh();
     return onAppEvent((event) => {
       if (event.app_id === id && event.kind !== 'delete') void refresh();

@@ -3,6 +3,7 @@ import { api, errorText, type ApiError } from '../lib/api';
 import { onAppEvent } from '../lib/events';
 import { failureTail, firstErrorLine, quotedLines, summaryOf, textOf } from '../lib/failure';
 import { ago } from '../lib/format';
+import { newestOnly } from '../lib/newest-only';
 import { readSse } from '../lib/sse';
 import type { AppView } from '../lib/types';
 import { PhaseBadge } from './PhaseBadge';
@@ -34,13 +35,14 @@ export function DeployWatch({ appId, after, failure, waiting = false }: Props) {
   const [asked, setAsked] = useState(0);
 
   useEffect(() => {
-    const refresh = () =>
-      api<AppView>(`/v1/apps/${appId}`)
-        .then((view) => {
-          setApp(view);
-          setProblem(undefined);
-        })
-        .catch((err: unknown) => setProblem(errorText(err)));
+    const refresh = newestOnly(
+      () => api<AppView>(`/v1/apps/${appId}`),
+      (view) => {
+        setApp(view);
+        setProblem(undefined);
+      },
+      (err) => setProblem(errorText(err)),
+    );
     // A new app has no row until the server has taken the upload: its first event says when.
     if (after > 0 || !waiting) void refresh();
     return onAppEvent((event) => {

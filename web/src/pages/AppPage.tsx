@@ -1,6 +1,7 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api, errorText } from '../lib/api';
 import { onAppEvent } from '../lib/events';
+import { newestOnly } from '../lib/newest-only';
 import { ago, exact } from '../lib/format';
 import { go } from '../lib/route';
 import type { Access, AppView, VersionView } from '../lib/types';
@@ -26,19 +27,25 @@ export function AppPage({ id }: { id: string }) {
   const [problem, setProblem] = useState<string>();
   const [gone, setGone] = useState(false);
 
-  const refresh = async () => {
-    try {
-      const [view, history] = await Promise.all([
-        api<AppView>(`/v1/apps/${id}`),
-        api<{ items: VersionView[] }>(`/v1/apps/${id}/versions`),
-      ]);
-      setApp(view);
-      setVersions(history.items);
-    } catch (err) {
-      if ((err as { status?: number }).status === 404) setGone(true);
-      else setProblem(errorText(err));
-    }
-  };
+  const refresh = useMemo(
+    () =>
+      newestOnly(
+        () =>
+          Promise.all([
+            api<AppView>(`/v1/apps/${id}`),
+            api<{ items: VersionView[] }>(`/v1/apps/${id}/versions`),
+          ]),
+        ([view, history]) => {
+          setApp(view);
+          setVersions(history.items);
+        },
+        (err) => {
+          if ((err as { status?: number }).status === 404) setGone(true);
+          else setProblem(errorText(err));
+        },
+      ),
+    [id],
+  );
 
   useEffect(() => {
     void refresh();

@@ -1,3 +1,4 @@
+import { Reconnect } from './reconnect';
 import { readSse } from './sse';
 import type { AppEvent } from './types';
 
@@ -32,12 +33,12 @@ export function onResync(listener: ResyncListener): () => void {
 }
 
 /**
- * Keeps one `/api/events` stream open for the signed-in tab, reconnecting with a growing delay
- * (capped at 30 s) after the server ends it or the network drops. Returns the stop.
+ * Keeps one `/api/events` stream open for the signed-in tab, reconnecting (`Reconnect`) after the
+ * server ends it or the network drops. Returns the stop.
  */
 export function startEvents(): () => void {
   const abort = new AbortController();
-  let delay = 1_000;
+  const reconnect = new Reconnect();
   const status = (live: boolean) => statusListeners.forEach((l) => l(live));
   const loop = async (): Promise<void> => {
     while (!abort.signal.aborted) {
@@ -46,13 +47,15 @@ export function startEvents(): () => void {
           '/api/events',
           (message) => {
             if (message.event !== 'app') return;
-            delay = 1_000;
-            status(true);
             const event = JSON.parse(message.data) as AppEvent;
             listeners.forEach((l) => l(event));
           },
           abort.signal,
-          () => resyncListeners.forEach((l) => l()),
+          () => {
+            reconnect.opened();
+            status(true);
+            resyncListeners.forEach((l) => l());
+          },
         );
       } catch (err) {
         if (abort.signal.aborted) return;
@@ -60,8 +63,7 @@ export function startEvents(): () => void {
       }
       status(false);
       if (abort.signal.aborted) return;
-      await new Promise((r) => setTimeout(r, delay));
-      delay = Math.min(delay * 2, 30_000);
+      await new Promise((r) => setTimeout(r, reconnect.delay()));
     }
   };
   status(true);

@@ -5,15 +5,20 @@
  * reads it. A mark costs one `performance.now()` and an array push.
  */
 export class StageClock {
-  private last = performance.now();
+  private last: number;
   private readonly spans: { stage: string; ms: number }[] = [];
+
+  /** `now`: the clock in ms; the monotonic one unless a test drives its own. */
+  constructor(private readonly now: () => number = () => performance.now()) {
+    this.last = now();
+  }
 
   /**
    * Ends `stage` now. `parts`: sub-stages timed elsewhere (the sandbox's agent) inside this one,
    * in ms; they are listed on their own and the stage keeps what they leave (the round trip).
    */
   mark(stage: string, parts: Record<string, number> = {}): void {
-    const now = performance.now();
+    const now = this.now();
     let rest = now - this.last;
     this.last = now;
     for (const [name, ms] of Object.entries(parts)) {

@@ -98,6 +98,28 @@ function sandboxPids(): Record<string, number> {
   return out;
 }
 
+/**
+ * For a failure's message: what the front door and each control plane of the run logged at warn
+ * and above, and their starts and stops, which say where in the restarts a request was lost.
+ */
+function whatTheyLogged(servers: ServerProcess[]): string {
+  const front = join(dataDir, 'front', 'front.log');
+  const frontLines = existsSync(front) ? readFileSync(front, 'utf8').trim().split('\n') : [];
+  const telling =
+    /"level":("warn"|"error"|"fatal"|40|50|60)|listening|shutting down|front door|drain|complete/;
+  return [
+    `front door: ${frontLines.slice(-30).join('\n')}`,
+    ...servers.map(
+      (server, n) =>
+        `control plane ${n + 1}: ${server
+          .output()
+          .filter((line) => telling.test(line))
+          .slice(-30)
+          .join('\n')}`,
+    ),
+  ].join('\n\n');
+}
+
 /** One keep-alive client of its own, like a browser tab; `cookie` for the private app. */
 function get(
   agent: Agent,
@@ -203,7 +225,9 @@ describe('restart continuity (local runtime)', () => {
         const res = await get(own, port, `${name}.localhost:${port}`, cookieOf(name));
         count();
         if (res.status !== 200 || res.body !== expected[name]) {
-          failed.push(`${phase}: ${name}: ${res.status} ${res.body.slice(0, 120)}`);
+          failed.push(
+            `${phase}, ${new Date().toISOString()}: ${name}: ${res.status} ${res.body.slice(0, 120)}`,
+          );
         }
       }
       own.destroy();
@@ -256,7 +280,7 @@ describe('restart continuity (local runtime)', () => {
     looping = false;
     await Promise.all(clients);
     agent.destroy();
-    expect(failed).toEqual([]);
+    expect(failed, failed.length > 0 ? whatTheyLogged(running) : '').toEqual([]);
     expect(answered).toBeGreaterThan(700);
     // Adopted, never restarted: the very processes that served before.
     expect(sandboxPids()).toEqual(pids);

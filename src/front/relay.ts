@@ -113,6 +113,9 @@ export function relay(client: net.Socket, opts: RelayOptions, given?: string): v
     }
     queued.push(chunk);
     client.pause();
+    // A request: the idle timer of a visitor kept with no control plane behind it no longer
+    // applies; the hold does, however long the next control plane takes to listen.
+    client.setTimeout(0);
     connect();
   });
   client.on('drain', () => upstream?.resume());

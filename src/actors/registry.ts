@@ -12,7 +12,7 @@ import {
 } from '../machines/app-machine.js';
 import { releaseOf } from '../persistence/release.js';
 import { WriteRetry } from '../persistence/write-retry.js';
-import type { AppRecord } from '../persistence/store.js';
+import type { AppRecord, VersionRecord } from '../persistence/store.js';
 import type { AdoptedSandbox, Sandbox } from '../runtime/runtime.js';
 import type { Activity } from './app-activity.js';
 import { AppEventBus, lifecycleEvent } from './app-events.js';
@@ -43,6 +43,8 @@ const IN_FLIGHT: ReadonlySet<AppState> = new Set(['Pending', 'Claiming', 'Starti
 
 export class AppRegistry {
   private readonly apps = new Map<string, AppSupervisor>();
+  /** Apps whose delete has begun (and so been announced) while their sandboxes are reaped. */
+  private readonly goingAway = new Set<string>();
   private readonly logLines: AppLogs;
   private readonly keep: WarmKeep;
   private readonly bus: AppEventBus;
@@ -286,14 +288,20 @@ export class AppRegistry {
   async delete(appId: string): Promise<void> {
     const app = this.apps.get(appId);
     this.apps.delete(appId);
-    if (app?.alive) app.send({ type: 'DELETE' }, 'user');
-    else this.announceDelete(appId);
-    await app?.settle();
-    // A row write still waiting must not land on a new app of the same name.
-    this.writes.drop(writeKeys.of(appId));
-    this.logLines.remove(appId, { code: 'not_found', message: 'the app was deleted' });
-    this.recent.forget(appId);
-    const versions = this.deps.store.deleteApp(appId);
+    this.goingAway.add(appId);
+    let versions: VersionRecord[];
+    try {
+      if (app?.alive) app.send({ type: 'DELETE' }, 'user');
+      else this.announceDelete(appId);
+      await app?.settle();
+      // A row write still waiting must not land on a new app of the same name.
+      this.writes.drop(writeKeys.of(appId));
+      this.logLines.remove(appId, { code: 'not_found', message: 'the app was deleted' });
+      this.recent.forget(appId);
+      versions = this.deps.store.deleteApp(appId);
+    } finally {
+      this.goingAway.delete(appId);
+    }
     this.deps.runtime.forget?.(appId);
     await Promise.all(
       versions.map((v) =>
@@ -346,6 +354,14 @@ export class AppRegistry {
   }
 
   /** The app's phase as its actor has it (the row's for an app without one); undefined: no app. */
+  /**
+   * The apps being deleted: their `delete` event is out, their rows stay until their sandboxes are
+   * reaped. Views leave them out, so a client that reads after the event never sees them again.
+   */
+  get deleting(): ReadonlySet<string> {
+    return this.goingAway;
+  }
+
   phase(appId: string): AppState | undefined {
     const app = this.live(appId);
     if (app) return stateOf(app.snapshot());

@@ -7,6 +7,7 @@ import { AppError, notFound } from '../errors.js';
 import { liveReleaseOf, liveVersionOf, releaseOf } from '../persistence/release.js';
 import type { StorageHealth } from '../persistence/storage-health.js';
 import type { Access, AppRecord, AppSummary, AuditChange, Store } from '../persistence/store.js';
+import { page as pageOf } from '../persistence/memory-state.js';
 import { classify } from '../sources/classify.js';
 import { mintSourceKey } from '../sources/keys.js';
 import type { SourceStore } from '../sources/source-store.js';
@@ -177,12 +178,19 @@ export class AppService {
     page: { limit?: number; offset?: number },
   ): { items: AppSummary[]; total: number } {
     const ownerId = seesAll(identity) ? undefined : identity.userId;
-    return this.deps.store.listAppSummaries({ ownerId, limit: page.limit, offset: page.offset });
+    const { store, registry } = this.deps;
+    const going = registry.deleting;
+    if (going.size === 0) {
+      return store.listAppSummaries({ ownerId, limit: page.limit, offset: page.offset });
+    }
+    // Rare and brief (a delete reaping its sandboxes): the page is cut here, after leaving them out.
+    const items = store.listAppSummaries({ ownerId }).items.filter((a) => !going.has(a.id));
+    return { items: pageOf(items, page.limit, page.offset), total: items.length };
   }
 
   /** `get` for a view: the same check, the env's names only (no value is decrypted). */
   summary(identity: Identity, id: string): AppSummary {
-    const app = this.deps.store.getAppSummary(id);
+    const app = this.deps.registry.deleting.has(id) ? undefined : this.deps.store.getAppSummary(id);
     if (!app || !(seesAll(identity) || app.ownerId === identity.userId)) throw notFound('app');
     return app;
   }

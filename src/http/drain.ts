@@ -31,6 +31,8 @@ export interface DrainResult {
 
 export class Drain {
   private draining = false;
+  /** The drain has ended: whatever still arrives finds the server stopping. */
+  private over = false;
   private server: HttpServer | HttpsServer | undefined;
   /** What accepts the server's connections, when not the server itself (the front door's). */
   private acceptor: Acceptor | undefined;
@@ -107,7 +109,14 @@ export class Drain {
    * a connection that then closes: the visitor's next request goes to the next control plane.
    */
   admit(res: ServerResponse, servable = false): boolean {
-    if (this.draining && !(servable && this.acceptor)) {
+    if (this.over && this.acceptor && retried(res)) {
+      // Past the drain the server is stopping, its apps with it: a connection the front door had
+      // opened before (its PROXY line read late, or to the hold socket) ends unanswered, and the
+      // front door sends the GET again, to the next control plane.
+      res.socket?.destroy();
+      return false;
+    }
+    if (this.draining && !(servable && this.acceptor && !this.over)) {
       this.endsConnection(res);
       refuse(res);
       return false;
@@ -188,6 +197,7 @@ export class Drain {
       }
     }
     const forced = this.inFlight.size;
+    this.over = true;
     for (const socket of this.sockets) socket.destroy();
     return { forced, ms: Date.now() - started };
   }
@@ -198,6 +208,11 @@ interface Acceptor {
   stopAccepting(): Promise<void>;
   /** The header that asks the front door to end the visitor's connection after an answer. */
   closeMark?: string;
+}
+
+/** A request a front door sends again when its connection ends without an answer. */
+function retried(res: ServerResponse): boolean {
+  return res.req.method === 'GET' || res.req.method === 'HEAD';
 }
 
 /** A 503; its connection ends (`endsConnection`, set by the caller). */

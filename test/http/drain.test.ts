@@ -20,12 +20,12 @@ const release = (): void => held.shift()?.();
 
 /**
  * A listener through a drain like server.ts's: `/now` answers at once, `/hold` when released
- * (or never).
+ * (or never). `servable`: every request is one a draining server behind a front door answers.
  */
-async function listen(drain: Drain): Promise<number> {
+async function listen(drain: Drain, servable = false): Promise<number> {
   held.length = 0;
   server = createServer((req, res) => {
-    if (!drain.admit(res)) return;
+    if (!drain.admit(res, servable)) return;
     if (req.url !== '/hold') {
       res.end('done');
       return;
@@ -56,6 +56,17 @@ function get(
     req.on('error', reject);
     req.end();
   });
+}
+
+/** What a raw connection gets back for `head`, until the server closes it. */
+async function exchange(port: number, head: string): Promise<string> {
+  const socket = connect(port, '127.0.0.1');
+  let reply = '';
+  socket.on('data', (c: Buffer) => (reply += c.toString('latin1')));
+  socket.on('error', () => undefined);
+  socket.write(head);
+  await new Promise((r) => socket.once('close', r));
+  return reply;
 }
 
 describe('Drain', () => {
@@ -135,5 +146,27 @@ describe('Drain', () => {
     drain.cut();
     expect((await draining).forced).toBe(1);
     agent.destroy();
+  });
+
+  it('behind a front door, once over, ends a GET unanswered (the door sends it again) and refuses the rest', async () => {
+    const drain = new Drain();
+    // A front door stops accepting for the server: connections it opened before still arrive.
+    drain.acceptFrom({ stopAccepting: () => Promise.resolve() });
+    const port = await listen(drain, true);
+    const inFlight = nextHold();
+    const slow = get(port, '/hold');
+    await inFlight;
+    const during = drain.run(5_000);
+    // While the drain runs, the app's GET is still answered: its server still runs.
+    const answered = await exchange(port, 'GET /now HTTP/1.1\r\nhost: x\r\n\r\n');
+    expect(answered).toMatch(/^HTTP\/1\.1 200 /);
+    release();
+    await slow;
+    await during;
+    expect(await exchange(port, 'GET /now HTTP/1.1\r\nhost: x\r\n\r\n')).toBe('');
+    expect(await exchange(port, 'HEAD /now HTTP/1.1\r\nhost: x\r\n\r\n')).toBe('');
+    const post = await exchange(port, 'POST /now HTTP/1.1\r\nhost: x\r\ncontent-length: 0\r\n\r\n');
+    expect(post).toMatch(/^HTTP\/1\.1 503 /);
+    expect(post).toContain(JSON.stringify(SHUTTING_DOWN));
   });
 });

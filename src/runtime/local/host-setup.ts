@@ -17,6 +17,7 @@ import {
 } from './runtime-dir.js';
 import { startTime } from './process-tree.js';
 import { heldIds, readRecord, type SandboxRecord } from './sandbox-record.js';
+import { BootBudget } from './boot-budget.js';
 import { SandboxUsers, type UidRange } from './sandbox-users.js';
 import { seccompProgram } from './seccomp.js';
 import { warmupTarball } from './warmup-source.js';
@@ -48,6 +49,7 @@ export interface HostSetup {
   seccomp: Buffer;
   warmup: Buffer;
   hostname: string;
+  boots: BootBudget;
 }
 
 export interface HostOptions {
@@ -134,6 +136,7 @@ export async function prepareHost(opts: HostOptions, env: HostEnv, log: Log): Pr
     users,
     seccomp: seccompProgram(),
     warmup: await warmupTarball(),
+    boots: new BootBudget(),
     hostname,
   };
 }

@@ -37,7 +37,6 @@ export interface FactoryOptions {
   log: Log;
 }
 
-const BOOT_TIMEOUT_MS = 15_000;
 /** sh joins the sandbox's cgroups as root, then execs the rest (setpriv, bwrap). */
 const JOIN_CGROUPS =
   'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; exec "$@"';
@@ -109,7 +108,7 @@ export async function bootSandbox(
     owner,
     plan,
     cgroup,
-    bootTimeoutMs: BOOT_TIMEOUT_MS,
+    boots: host.boots,
     closers: [door.close, egress.close, async () => host.users.release(owner)],
     allowSource: door.allow,
     egress,
@@ -148,7 +147,7 @@ export async function adoptSandbox(
       token,
       owner,
       cgroup: host.cgroups.create(`sb-${id}`),
-      bootTimeoutMs: BOOT_TIMEOUT_MS,
+      boots: host.boots,
       closers: [door.close, egress.close, async () => host.users.release(owner)],
       allowSource: door.allow,
       egress,

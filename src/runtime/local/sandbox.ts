@@ -26,6 +26,7 @@ import {
 } from './sandbox-process.js';
 import { writeRecord, type SandboxRecord } from './sandbox-record.js';
 import { killTree, removeCgroup } from './teardown.js';
+import type { BootBudget } from './boot-budget.js';
 import type { SocketOwner } from './unix-listener.js';
 import type { ArtifactGrant } from './source-door.js';
 import type { Log } from '../../logging.js';
@@ -49,7 +50,8 @@ export interface SandboxSetup {
    */
   heldDir?: string;
   cgroup: Cgroup | undefined;
-  bootTimeoutMs: number;
+  /** How long the agent gets to be ready; told how long it took. */
+  boots: BootBudget;
   /** Doors and other host-side resources closed when the sandbox goes. */
   closers: (() => Promise<void>)[];
   /** Lets the sandbox fetch this one source key (its inject's), and its one artifact grant. */
@@ -136,12 +138,15 @@ export class LocalSandbox implements Sandbox {
     const sandbox = new LocalSandbox(setup, (events) => launchSandbox(plan, events, setup.heldDir));
     sandbox.started = sandbox.pid === undefined ? '' : startTime(sandbox.pid);
     const ready = new Promise<void>((resolve, reject) => (sandbox.ready = { resolve, reject }));
+    const begun = performance.now();
+    const budget = setup.boots.ms;
     const timer = setTimeout(
-      () => sandbox.ready?.reject(new Error(`agent not ready within ${setup.bootTimeoutMs} ms`)),
-      setup.bootTimeoutMs,
+      () => sandbox.ready?.reject(new Error(`agent not ready within ${budget} ms`)),
+      budget,
     );
     try {
       await ready;
+      setup.boots.record(performance.now() - begun);
       setup.afterBoot();
       sandbox.agentSock = new PinnedSocket(join(setup.dir, AGENT_SOCK));
       sandbox.pinAppSocket();

@@ -143,15 +143,20 @@ export function createLocalRuntime(opts: LocalRuntimeOptions): LocalRuntime {
             limits: { memoryBytes, pids: opts.pidsLimit, cpu: opts.cpu ?? 1 },
             keep: opts.keepRunning ?? false,
           };
-          // In parallel: asking npm and pip spawns both, which takes a few hundred ms.
-          [host] = await Promise.all([prepareHost(hostOptions, env, log), readHosts()]);
-          adopted = await adoptLeftovers(host, factory, hold, log);
+          // Asking npm and pip spawns both, a few hundred ms when quiet and seconds under load:
+          // the sandboxes a restart left are taken back meanwhile, not after.
+          const adopting = prepareHost(hostOptions, env, log).then(async (prepared) => {
+            host = prepared;
+            adopted = await adoptLeftovers(prepared, factory, hold, log);
+            return prepared;
+          });
+          const [prepared] = await Promise.all([adopting, readHosts()]);
+          log('info', `sandbox limits: ${prepared.cgroups.detail}`);
+          log('info', `sandbox user: ${prepared.users.detail}`);
         } catch (err) {
           starting = undefined;
           throw err;
         }
-        log('info', `sandbox limits: ${host.cgroups.detail}`);
-        log('info', `sandbox user: ${host.users.detail}`);
         if (state === 'new') {
           state = 'started';
           pool.start();

@@ -353,7 +353,6 @@ export class AppRegistry {
     return next?.id === avoid ? undefined : next;
   }
 
-  /** The app's phase as its actor has it (the row's for an app without one); undefined: no app. */
   /**
    * The apps being deleted: their `delete` event is out, their rows stay until their sandboxes are
    * reaped. Views leave them out, so a client that reads after the event never sees them again.
@@ -362,6 +361,7 @@ export class AppRegistry {
     return this.goingAway;
   }
 
+  /** The app's phase as its actor has it (the row's for an app without one); undefined: no app. */
   phase(appId: string): AppState | undefined {
     const app = this.live(appId);
     if (app) return stateOf(app.snapshot());

@@ -2,11 +2,15 @@
  * The apps list and the event stream that keeps it current (issue 30: a dashboard test saw a
  * deleted app's row stay for 30 s on a busy host): an event sent while the tab had no stream open
  * (before its first connection, or while it reconnects) is lost to it, so the list is read again
- * each time the stream opens. Headless Chromium against the real server.
+ * each time the stream opens. And an app's delete event can reach the tab before its list is shown:
+ * the list read then must not bring the app back (the server's views leave out an app being
+ * deleted). Headless Chromium against the real server.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stubbornApp } from '../support/apps.js';
 import { deploy } from '../support/deploy.js';
 import { call } from '../support/server.js';
+import { SseClient } from '../support/sse.js';
 import { tarGz } from '../support/tarball.js';
 import { appRow, signInWithKey } from './browser.js';
 import { ALICE, LIVE, startDashboard, type Dashboard } from './session.js';
@@ -59,6 +63,37 @@ describe(
       expect(again.status).toBe(200);
       await appRow(page, 'gap-site-2').waitFor(LIVE);
       expect(streams).toBe(1);
+    });
+
+    it('does not bring back an app whose delete event came before the list was shown', async () => {
+      const { base } = dashboard;
+      for (const [name, source] of [
+        ['going-slowly', stubbornApp()],
+        ['staying', tarGz({ 'index.html': '<p>stays</p>' })],
+      ] as const) {
+        const made = await deploy(base, ALICE, { name }, await source);
+        expect(made.status, JSON.stringify(made.body)).toBe(200);
+      }
+      const { page } = await dashboard.signIn(ALICE);
+      await appRow(page, 'going-slowly').waitFor(LIVE);
+      // Away from the list: the delete's event reaches the tab while no list is there to hear it.
+      await page.getByRole('navigation').getByRole('link', { name: 'Deploy' }).click();
+      await page.getByRole('heading', { name: 'Deploy an app' }).waitFor();
+      const events = await SseClient.open(`${base}/api/events`, ALICE);
+      try {
+        const deleting = call(base, '/v1/apps/going-slowly', { method: 'DELETE', token: ALICE });
+        await events.waitFor(
+          (f) => f.event === 'app' && JSON.parse(f.data ?? '{}').kind === 'delete',
+          'the delete event',
+        );
+        // Back to the list while the app's sandbox still takes its SIGTERM grace to go.
+        await page.getByRole('navigation').getByRole('link', { name: 'Apps' }).click();
+        await appRow(page, 'staying').waitFor(LIVE);
+        expect((await deleting).status).toBe(204);
+        expect(await appRow(page, 'going-slowly').count()).toBe(0);
+      } finally {
+        events.close();
+      }
     });
   },
 );

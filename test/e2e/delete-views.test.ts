@@ -5,6 +5,7 @@
  * Over real HTTP, with an app that ignores SIGTERM so its teardown takes the whole grace.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stubbornApp } from '../support/apps.js';
 import { deploy } from '../support/deploy.js';
 import { call, startTestServer, type TestServer } from '../support/server.js';
 import { SseClient } from '../support/sse.js';
@@ -12,13 +13,7 @@ import { tarGz } from '../support/tarball.js';
 
 const ALICE = 'alice-delete-views-key-0123456';
 
-const stubborn = tarGz({
-  'package.json': JSON.stringify({ name: 'stubborn', main: 'server.js' }),
-  'server.js': `
-process.on('SIGTERM', () => console.log('not going'));
-require('node:http').createServer((req, res) => res.end('here')).listen(process.env.PORT);
-`,
-});
+const stubborn = stubbornApp();
 const site = tarGz({ 'index.html': '<p>a site</p>' });
 
 interface Listed {

@@ -25,3 +25,17 @@ http.createServer((req, res) => {
 `,
   });
 }
+
+/**
+ * A node app that ignores SIGTERM: taking its sandbox down waits out the whole grace (teardown.ts),
+ * so a test can act while its delete is under way.
+ */
+export function stubbornApp(): Promise<Buffer> {
+  return tarGz({
+    'package.json': JSON.stringify({ name: 'stubborn', main: 'server.js' }),
+    'server.js': `
+process.on('SIGTERM', () => console.log('not going'));
+require('node:http').createServer((req, res) => res.end('here')).listen(process.env.PORT);
+`,
+  });
+}

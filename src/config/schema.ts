@@ -65,6 +65,11 @@ export const configSchema = z.strictObject({
       dataPath: z.enum(['auto', 'native', 'node']).default('auto'),
       /** Apps the native front door routes at once (each takes one slot, two while it switches). */
       nativeSlots: z.number().int().min(2).max(20_000).default(1024),
+      /**
+       * HAProxy's threads on the native data path; `auto`: half the host's cores, at least one
+       * (it costs about what a small app does per request, and the apps need the rest).
+       */
+      nativeThreads: z.union([z.literal('auto'), z.number().int().min(1).max(64)]).default('auto'),
     })
     .prefault({}),
   auth: z

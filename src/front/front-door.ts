@@ -49,6 +49,7 @@ export interface FrontDoorOptions {
   native?: {
     haproxy: string;
     slots: number;
+    threads: number;
     headersTimeoutMs: number;
     tls?: TlsMaterial;
     /** Write each direct request's access line (the log level is debug). */
@@ -101,6 +102,7 @@ export async function openFrontDoor(opts: FrontDoorOptions): Promise<FrontDoor> 
       host: opts.host,
       port: opts.port,
       slots: opts.native.slots,
+      threads: opts.native.threads,
       headersTimeoutMs: opts.native.headersTimeoutMs,
       node: process.execPath,
       ...(opts.native.tls ? { tls: writeTlsPem(paths.tls, opts.native.tls) } : {}),

@@ -112,7 +112,13 @@ describe(`access lines at debug (${testDataPath()} path)`, () => {
 describe('the native front door at other levels', () => {
   it('writes no access line at all below debug, and bounds the ring it writes at debug', () => {
     const paths = haproxyPaths('/front');
-    const settings = { host: '127.0.0.1', port: 8080, slots: 2, headersTimeoutMs: 10_000 };
+    const settings = {
+      host: '127.0.0.1',
+      port: 8080,
+      slots: 2,
+      threads: 1,
+      headersTimeoutMs: 10_000,
+    };
     const quiet = haproxyConfig({ ...settings, node: '/usr/bin/node' }, paths);
     expect(quiet).not.toMatch(/^ring /m);
     expect(quiet).not.toMatch(/^\s+log /m);

@@ -9,6 +9,8 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { haproxyCommand } from '../../src/front/haproxy/haproxy-cli.js';
+import { proxyThreads } from '../../src/front/listen.js';
 import { nodeApp } from '../support/apps.js';
 import { deploy, fetchApp, waitForPhase } from '../support/deploy.js';
 import { requestLoop } from '../support/request-loop.js';
@@ -65,6 +67,16 @@ describe('the native front door', () => {
     const res = await fetch(`${server.baseURL}/readyz`, { headers: auth });
     const body = (await res.json()) as { components: Record<string, Record<string, unknown>> };
     expect(body.components.dataPath).toEqual({ ok: true, kind: 'native', proxy: 'haproxy' });
+  });
+
+  it('runs HAProxy with half the cores as threads unless told a number', async () => {
+    const info = async (): Promise<string> =>
+      haproxyCommand(join(root, 'data', 'front', 'admin.sock'), 'show info');
+    const threads = (text: string): number => Number(/^Nbthread: (\d+)$/m.exec(text)?.[1]);
+    expect(threads(await info())).toBe(proxyThreads('auto'));
+    const auto = [1, 2, 3, 8].map((cores) => proxyThreads('auto', cores));
+    expect(auto).toEqual([1, 1, 1, 4]);
+    expect(proxyThreads(3, 2)).toBe(3);
   });
 
   it('serves a Ready public app while the control plane is frozen, and holds the rest', async () => {

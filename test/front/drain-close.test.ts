@@ -44,7 +44,7 @@ beforeAll(async () => {
     server,
     log: () => undefined,
     ...(testDataPath() === 'native' && haproxy
-      ? { native: { haproxy, slots: 1, headersTimeoutMs: 10_000 } }
+      ? { native: { haproxy, slots: 1, threads: 1, headersTimeoutMs: 10_000 } }
       : {}),
   });
   drain.acceptFrom(door);

@@ -37,6 +37,8 @@ export interface HaproxySettings {
   port: number;
   /** Backends for apps: each Ready public app takes one, two while it switches. */
   slots: number;
+  /** The worker's threads (`nbthread`). */
+  threads: number;
   /** Time a client has to send a whole request head (slowloris). */
   headersTimeoutMs: number;
   /** The Node binary that runs the relay. */
@@ -104,6 +106,7 @@ export function haproxyConfig(settings: HaproxySettings, paths: HaproxyPaths): s
     `  stats socket ${paths.admin} mode 600 level admin`,
     '  stats timeout 1m',
     `  tune.bufsize ${BUFFER_BYTES}`,
+    `  nbthread ${settings.threads}`,
     '',
     ...accessRing(settings),
     'defaults',

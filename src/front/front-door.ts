@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleEntry } from '../bundle.js';
 import type { TlsMaterial } from '../http/tls.js';
-import { alive, startTime } from '../runtime/local/process-tree.js';
+import { alive, signal, startTime } from '../runtime/local/process-tree.js';
 import { FRONT_PROTOCOL, type FrontSettings } from './front-settings.js';
 import { acceptRelayed } from './relayed-connections.js';
 import {
@@ -266,10 +266,11 @@ async function stopProcess(state: FrontState, log: FrontDoorOptions['log']): Pro
   process.kill(state.pid, 'SIGTERM');
   const deadline = Date.now() + 5_000;
   while (alive(state.pid) && startTime(state.pid) === state.started) {
-    if (Date.now() > deadline) {
-      process.kill(state.pid, 'SIGKILL');
-      break;
-    }
+    if (Date.now() > deadline) break;
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
+  // Its whole session: HAProxy's worker and the relay beside it are the master's children, and a
+  // master killed alone leaves them holding the address. Once the master is gone, only they can
+  // still be in its group (a group id is not reused while a member lives).
+  signal(-state.pid, 'SIGKILL');
 }

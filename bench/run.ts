@@ -8,6 +8,7 @@ import { tarGzDir } from '../test/support/tarball.js';
 import { failedRedeployRow } from './failed-redeploy.js';
 import { generalWakeRow } from './general-wake.js';
 import { k8sDeployRow } from './k8s-deploy.js';
+import { minimalProxy } from './minimal-proxy.js';
 import { bareStart, childrenOf, commandOf, stop, treePss, treeRss } from './processes.js';
 import { restartRow } from './restart.js';
 import { startRow } from './start.js';
@@ -177,16 +178,27 @@ async function proxyRow(s: SlipwayProcess, source: Buffer): Promise<void> {
   const host = new URL(res.body.url as string).host;
   const load = { connections: 50, seconds: LOAD_SECONDS, warmupSeconds: WARMUP_SECONDS };
   const routed = await wrk(`http://127.0.0.1:${s.port}/`, { ...load, headers: { host } });
+  const floor = await minimalProxy(s.dataDir, host);
+  const least =
+    floor && (await wrk(`http://127.0.0.1:${floor.port}/`, load).finally(() => floor.close()));
   const bare = await bareStart('server.js', join(EXAMPLES, 'node'));
   const direct = await wrk(`http://127.0.0.1:${bare.port}/`, load).finally(() => stop(bare.child));
   const ratio = routed.rps / direct.rps;
   const p99 = routed.p99Ms / direct.p99Ms;
+  const floorText = least
+    ? `; a minimal HAProxy (1 thread, no rules) to the same app: ${round(least.rps, 0)} req/s, p99 ${round(least.p99Ms, 2)} ms`
+    : '';
   add({
     id: 'proxy',
     benchmark: `proxy (${await dataPathOf(s)})`,
     measured: `${round(routed.rps, 0)} req/s, p99 ${round(routed.p99Ms, 2)} ms (${routed.errors} errors)`,
-    baseline: `${round(direct.rps, 0)} req/s, p99 ${round(direct.p99Ms, 2)} ms: the app on its own port`,
-    figures: { ratio: round(ratio), p99Ratio: round(p99), errors: routed.errors },
+    baseline: `${round(direct.rps, 0)} req/s, p99 ${round(direct.p99Ms, 2)} ms: the app on its own port${floorText}`,
+    figures: {
+      ratio: round(ratio),
+      p99Ratio: round(p99),
+      errors: routed.errors,
+      ...(least ? { minimalProxyRatio: round(least.rps / direct.rps) } : {}),
+    },
   });
 }
 

@@ -28,6 +28,12 @@ export interface PoolStatus {
  * for the inject to finish (`injected()`), or this long at most.
  */
 const REFILL_DELAY_MS = 250;
+/**
+ * After the inject come the app's route and the deploy's answer, a few ms of this thread. The
+ * boot's spawn blocks it for 2-3 ms (a fork of this process), and it landed right there: most of
+ * a deploy's `route` stage. So the refill starts this much after the inject.
+ */
+const AFTER_INJECT_MS = 20;
 
 /** Retry delays after background boot failures: 1 s doubling to 30 s, each wait jittered. */
 const RETRY_MIN_MS = 1_000;
@@ -166,10 +172,12 @@ export class WarmPool {
     return booting;
   }
 
-  /** The claimed sandbox's inject is over (either way): time to refill its template. */
+  /** The claimed sandbox's inject is over (either way): time to refill its template, shortly. */
   injected(template: string): void {
-    if (!this.pendingRefills.delete(template)) return;
-    this.refill(template);
+    if (!this.pendingRefills.has(template)) return;
+    setTimeout(() => {
+      if (this.pendingRefills.delete(template)) this.refill(template);
+    }, AFTER_INJECT_MS).unref();
   }
 
   status(): Record<string, PoolStatus> {

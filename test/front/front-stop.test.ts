@@ -14,6 +14,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openFrontDoor, stopFrontDoor } from '../../src/front/front-door.js';
 import { findHaproxy } from '../../src/front/haproxy/haproxy-process.js';
 import { processTree, signal } from '../../src/runtime/local/process-tree.js';
+import { running } from '../../src/runtime/local/teardown.js';
 import { freePort } from '../support/server-process.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'slipway-front-stop-'));
@@ -27,18 +28,7 @@ afterAll(() => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-/** Still running: a zombie has stopped (nobody here may be left to reap an orphan). */
-function running(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
-    throw err;
-  }
-}
-
-/** Resolves once the port takes a listener of ours, or says after 10 s who still holds it. */
+/** Whether the port takes a listener of ours within 10 s. */
 async function bindable(port: number): Promise<boolean> {
   const deadline = Date.now() + 10_000;
   for (;;) {

@@ -5,11 +5,12 @@
 import { join, resolve } from 'node:path';
 import { fetchApp } from '../test/support/deploy.js';
 import { tarGzDir } from '../test/support/tarball.js';
+import { densityRow } from './density.js';
 import { failedRedeployRow } from './failed-redeploy.js';
 import { generalWakeRow } from './general-wake.js';
 import { k8sDeployRow } from './k8s-deploy.js';
 import { minimalProxy } from './minimal-proxy.js';
-import { bareStart, childrenOf, commandOf, stop, treePss, treeRss } from './processes.js';
+import { bareStart, stop } from './processes.js';
 import { restartRow } from './restart.js';
 import { startRow } from './start.js';
 import { wrk } from './wrk.js';
@@ -53,7 +54,7 @@ async function main(): Promise<void> {
     if (want('proxy')) await proxyRow(slipway, node);
     if (want('api')) await apiRow(slipway, node);
     if (want('burst')) await burstRow(slipway, node);
-    if (want('density')) await densityRow(slipway, node);
+    if (want('density')) add(await densityRow(slipway, node, EXAMPLES, DENSITY_APPS));
     if (want('restart')) add(await restartRow());
     if (want('start')) add(await startRow());
     if (want('k8s-deploy')) add(await k8sDeployRow(node, Math.min(N, 20)));
@@ -258,43 +259,6 @@ async function burstRow(s: SlipwayProcess, source: Buffer): Promise<void> {
     figures: { ratio: round(accepted / 50), lost: 50 - accepted },
   });
   for (let i = 0; i < 50; i += 1) await api(s.base, 'DELETE', `/v1/apps/burst-${i}`);
-}
-
-async function densityRow(s: SlipwayProcess, source: Buffer): Promise<void> {
-  const names: string[] = [];
-  for (let i = 0; i < DENSITY_APPS; i += 1) {
-    const name = `dense-${i}`;
-    const res = await deployTo(s.base, name, source);
-    if (res.status !== 200) throw new Error(`density: ${name} answered ${res.status}`);
-    await fetchApp(res.body.url as string);
-    names.push(name);
-  }
-  await sleep(2000);
-  // Sandboxes are the server's bwrap children (`/usr/bin/bwrap --args 3 -- node agent.mjs`).
-  const sandboxes = childrenOf(s.child.pid as number).filter((pid) =>
-    (commandOf(pid).split(' ')[0] ?? '').endsWith('bwrap'),
-  );
-  // The claimed sandboxes hold an app: the largest trees; the rest are the idle pools.
-  const trees = sandboxes
-    .map((pid) => ({ rss: treeRss(pid), pss: treePss(pid) }))
-    .sort((a, b) => a.rss - b.rss);
-  const claimed = trees.slice(-DENSITY_APPS);
-  const perApp = claimed.reduce((a, b) => a + b.rss, 0) / claimed.length;
-  const perAppPss = claimed.reduce((a, b) => a + b.pss, 0) / claimed.length;
-  const bare = await bareStart('server.js', join(EXAMPLES, 'node'));
-  await fetchApp(`http://127.0.0.1:${bare.port}/`);
-  await sleep(500);
-  const bareRss = treeRss(bare.child.pid as number);
-  const barePss = treePss(bare.child.pid as number);
-  await stop(bare.child);
-  const ratio = perApp / bareRss;
-  add({
-    id: 'density',
-    benchmark: `density (${claimed.length} apps)`,
-    measured: `${round(perApp / 1048576, 1)} MiB RSS (${round(perAppPss / 1048576, 1)} PSS) per idle Ready app`,
-    baseline: `${round(bareRss / 1048576, 1)} MiB RSS (${round(barePss / 1048576, 1)} PSS) bare node`,
-    figures: { ratio: round(ratio) },
-  });
 }
 
 function printTable(): void {

@@ -14,6 +14,7 @@ import {
   type InjectResponse,
   type Template,
 } from './protocol.js';
+import { releaseOptimizer } from './optimizer.js';
 import type { PythonApp } from './python-app.js';
 import { placement } from './placement.js';
 import { pythonServer } from './python-server.js';
@@ -77,6 +78,8 @@ export async function runInject(
     );
   }
   const tPull = performance.now();
+  // From here on the code that runs is the app's, or serves it (static files, the python bridge).
+  releaseOptimizer();
   const ms = () => ({
     pull: round(tPull - t0),
     start: round(performance.now() - tPull),

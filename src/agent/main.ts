@@ -5,6 +5,7 @@ import { listen, listenAppSocket, listenEgressForwarder } from './bridges.js';
 import { createControlServer } from './control.js';
 import { diag, errorText } from './diag.js';
 import { tapProcessOutput } from './log-ring.js';
+import { holdOptimizer } from './optimizer.js';
 import { AGENT_SOCK, SOCKET_DIR, type BootMessage } from './protocol.js';
 import { warmUp } from './warmup.js';
 
@@ -14,6 +15,7 @@ import { warmUp } from './warmup.js';
  */
 async function main(): Promise<void> {
   const started = performance.now();
+  holdOptimizer();
   const boot = readBoot();
   tapProcessOutput();
 

@@ -16,7 +16,7 @@ import { accepts } from './wait-port.js';
 
 type Load = (request: string, parent: null, isMain: boolean) => unknown;
 
-/** V8 compiles lazily and optimises late: one pass leaves the second run still cold in places. */
+/** V8 compiles lazily and tiers up late: one pass leaves the second run still cold in places. */
 const ROUNDS = 3;
 
 /**

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -101,6 +101,32 @@ describe('local runtime: deploys', () => {
     expect(await t.runtime.health(sandbox)).toBe(true);
     await t.runtime.reap(sandbox);
     expect(await t.runtime.health(sandbox)).toBe(false);
+  });
+
+  it('runs the node app with the optimising compiler on, as plain node runs it', async () => {
+    // The agent holds the optimiser while it warms up; the app must get it back. What V8 says of
+    // a function forced to optimise differs between node lines, so plain node is the reference.
+    const probe = `
+const v8 = require('node:v8');
+v8.setFlagsFromString('--allow-natives-syntax');
+const status = new Function(\`
+  function add(a, b) { return a + b; }
+  %PrepareFunctionForOptimization(add);
+  add(1, 2); add(3, 4);
+  %OptimizeFunctionOnNextCall(add);
+  add(5, 6);
+  return %GetOptimizationStatus(add);\`)();
+`;
+    const plain = spawnSync(process.execPath, ['-e', `${probe}console.log(status)`], {
+      encoding: 'utf8',
+    });
+    expect(plain.status).toBe(0);
+    const sandbox = await deploy(t, 'node', {
+      'server.js': `${probe}require('node:http').createServer((req, res) => res.end(String(status))).listen(process.env.PORT);`,
+    });
+    const reply = await request(sandbox, '/');
+    expect(reply.body).toBe(plain.stdout.trim());
+    await t.runtime.reap(sandbox);
   });
 
   it('runs an ES module app (package type module) found through package.json main', async () => {

@@ -1,10 +1,42 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 
 /**
  * The pid and every descendant of it, parents before children, read from /proc (host pids: the
- * sandbox's own pid namespace is invisible from here, its processes are not).
+ * sandbox's own pid namespace is invisible from here, its processes are not). Each process's
+ * threads list their children, so a sandbox's tree costs a few reads, not one per process on the
+ * host: a reap runs on the event loop, beside every other app's requests.
  */
 export function processTree(root: number): { pid: number; ppid: number }[] {
+  if (!alive(root)) return [];
+  const children = HAS_CHILDREN_LISTS ? childrenListed : hostScan();
+  const tree = [{ pid: root, ppid: 0 }];
+  const seen = new Set([root]);
+  for (let i = 0; i < tree.length; i += 1) {
+    const pid = (tree[i] as { pid: number }).pid;
+    for (const child of children(pid)) {
+      // A pid freed and taken again mid-walk must not be walked twice.
+      if (seen.has(child)) continue;
+      seen.add(child);
+      tree.push({ pid: child, ppid: pid });
+    }
+  }
+  return tree;
+}
+
+/** `/proc/<pid>/task/<tid>/children` needs a kernel built with CONFIG_PROC_CHILDREN. */
+const HAS_CHILDREN_LISTS = existsSync(`/proc/${process.pid}/task/${process.pid}/children`);
+
+function childrenListed(pid: number): number[] {
+  const found: number[] = [];
+  for (const tid of gonePasses(() => readdirSync(`/proc/${pid}/task`), [])) {
+    const list = gonePasses(() => readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8'), '');
+    for (const child of list.split(' ')) if (child !== '') found.push(Number(child));
+  }
+  return found;
+}
+
+/** Without children lists: every process on the host, grouped by parent. */
+function hostScan(): (pid: number) => number[] {
   const children = new Map<number, number[]>();
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
@@ -14,14 +46,18 @@ export function processTree(root: number): { pid: number; ppid: number }[] {
     list.push(Number(name));
     children.set(ppid, list);
   }
-  const tree: { pid: number; ppid: number }[] = [];
-  const queue = alive(root) ? [{ pid: root, ppid: 0 }] : [];
-  while (queue.length > 0) {
-    const node = queue.shift() as { pid: number; ppid: number };
-    tree.push(node);
-    for (const child of children.get(node.pid) ?? []) queue.push({ pid: child, ppid: node.pid });
+  return (pid) => children.get(pid) ?? [];
+}
+
+/** A read of a process that exited meanwhile (or a thread that did) gives `otherwise`. */
+function gonePasses<T>(read: () => T, otherwise: T): T {
+  try {
+    return read();
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ESRCH') return otherwise;
+    throw err;
   }
-  return tree;
 }
 
 export function alive(pid: number): boolean {
@@ -44,19 +80,9 @@ export function signal(pid: number, sig: NodeJS.Signals): void {
 }
 
 function parentOf(pid: number): number | undefined {
-  let stat: string;
-  try {
-    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  } catch (err) {
-    // It exited between readdir and here: not part of anyone's tree any more.
-    if (
-      (err as NodeJS.ErrnoException).code === 'ENOENT' ||
-      (err as NodeJS.ErrnoException).code === 'ESRCH'
-    ) {
-      return undefined;
-    }
-    throw err;
-  }
+  // It may exit between readdir and here: then it is part of no one's tree any more.
+  const stat = gonePasses(() => readFileSync(`/proc/${pid}/stat`, 'utf8'), undefined);
+  if (stat === undefined) return undefined;
   // The command name may hold spaces and parens: the fields start after the last ')'.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return Number(fields[1]);
@@ -64,12 +90,6 @@ function parentOf(pid: number): number | undefined {
 
 /** Field 22 of /proc/<pid>/stat (clock ticks since boot), or '' when the pid does not run. */
 export function startTime(pid: number): string {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? '';
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ESRCH') return '';
-    throw err;
-  }
+  const stat = gonePasses(() => readFileSync(`/proc/${pid}/stat`, 'utf8'), '');
+  return stat === '' ? '' : (stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? '');
 }

@@ -8,6 +8,7 @@ import { tcpBridge, type AppHandler } from './bridges.js';
  * every byte through JavaScript, which halved what an app could serve through the front door).
  */
 const servers = new Set<WeakRef<net.Server>>();
+const listeningWatchers = new Set<() => void>();
 let tracking = false;
 
 /** From now on, every server the app listens with is remembered (weakly). Idempotent. */
@@ -18,8 +19,27 @@ export function trackAppServers(): void {
   // The app sees listen() behave exactly as before: this only notes which server called it.
   net.Server.prototype.listen = function (this: net.Server, ...args: unknown[]) {
     servers.add(new WeakRef(this));
+    this.once('listening', () => listeningWatchers.forEach((watcher) => watcher()));
     return (listen as (...a: unknown[]) => net.Server).apply(this, args);
   } as typeof listen;
+}
+
+/**
+ * Where the app's own server in this process listens on `port`, if one does. Such an app is
+ * ready without a probe connection: its visitors' connections are handed to that very server.
+ */
+export function listensHere(port: number): { host: string; port: number } | undefined {
+  const address = serverOn(port)?.address();
+  if (typeof address !== 'object' || address === null) return undefined;
+  // A wildcard bind is reached on loopback; `::` also takes IPv6-only sockets.
+  const host = { '::': '::1', '0.0.0.0': '127.0.0.1' }[address.address] ?? address.address;
+  return { host, port };
+}
+
+/** Calls `watcher` each time one of the app's servers starts listening; returns its undo. */
+export function onAppListening(watcher: () => void): () => void {
+  listeningWatchers.add(watcher);
+  return () => listeningWatchers.delete(watcher);
 }
 
 /** The app's server listening on `port`, if the app listens with one in this process. */

@@ -3,6 +3,7 @@ import type net from 'node:net';
 import { join } from 'node:path';
 import { appEnv } from './app-env.js';
 import type { AppHandler } from './bridges.js';
+import { listensHere, onAppListening } from './app-servers.js';
 import { errorText } from './diag.js';
 import { resolveEntrypoint, staticRoot } from './entrypoint.js';
 import type { NodeApp } from './node-app.js';
@@ -124,6 +125,7 @@ export async function runInject(
   const outcome = await waitForApp(APP_PORT, deadline, gone, {
     ignore: [placement.proxyPort],
     output: () => ring.written,
+    ...(ctx.node ? { listensHere, onListening: onAppListening } : {}),
   });
   if (outcome.kind === 'ready') {
     if (outcome.port !== APP_PORT) {

@@ -27,11 +27,15 @@ export interface WaitOptions {
   ignore: number[];
   /** A count that grows with each line the app prints: output is a sign of life. */
   output: () => number;
+  /** A node app's own server in this process, once it listens on the port: ready, no probe. */
+  listensHere?: (port: number) => { host: string; port: number } | undefined;
+  /** Subscribes to the app's servers starting to listen; returns the undo. */
+  onListening?: (watcher: () => void) => () => void;
 }
 
 /**
  * Resolves once the app accepts on `port` (IPv4 loopback first, then IPv6 for apps that bound
- * `::1` only); or once it has listened on exactly one other TCP port for a moment (routed there:
+ * `::1` only), or at once when its own server in this process listens there; or once it has listened on exactly one other TCP port for a moment (routed there:
  * tutorials hard-code 3000); or as soon as `gone` settles (the app exited); or once it has been
  * idle for IDLE_MS without listening anywhere; or at the deadline. Nothing here holds the event
  * loop open: a node app runs in this process and its own handles must decide.
@@ -46,16 +50,23 @@ export function waitForApp(
   let attempt = 0;
   let settled = false;
   let scanner: NodeJS.Timeout | undefined;
+  let unwatch: (() => void) | undefined;
   return new Promise((resolve) => {
     const finish = (outcome: WaitOutcome) => {
       if (settled) return;
       settled = true;
       clearInterval(scanner);
+      unwatch?.();
       resolve(outcome);
+    };
+    const here = (): boolean => {
+      const found = opts.listensHere?.(port);
+      if (found) finish({ kind: 'ready', ...found });
+      return found !== undefined;
     };
     void gone.then(() => finish({ kind: 'gone' }));
     const tryOnce = () => {
-      if (settled) return;
+      if (settled || here()) return;
       if (Date.now() > deadline) return finish({ kind: 'timeout', ports: others(opts, port) });
       const host = hosts[attempt % hosts.length] ?? '127.0.0.1';
       attempt += 1;
@@ -72,9 +83,13 @@ export function waitForApp(
         else setTimeout(tryOnce, INTERVAL_MS).unref();
       });
     };
-    const scan = watch(port, opts, finish);
-    scanner = setInterval(scan, SCAN_MS).unref();
-    tryOnce();
+    // After `gone`'s callback: an app that exited while loading is not ready, whatever it bound.
+    void Promise.resolve().then(() => {
+      if (settled || here()) return;
+      unwatch = opts.onListening?.(here);
+      scanner = setInterval(watch(port, opts, finish), SCAN_MS).unref();
+      tryOnce();
+    });
   });
 }
 

@@ -129,6 +129,18 @@ const status = new Function(\`
     await t.runtime.reap(sandbox);
   });
 
+  it('takes a node app listening on $PORT in the agent as ready without a probe connection', async () => {
+    // Its first connection is the first visitor's: no connect-and-close at start to log or count.
+    const sandbox = await deploy(t, 'node', {
+      'server.js': `let connections = 0;
+const server = require('node:http').createServer((req, res) => res.end(String(connections)));
+server.on('connection', () => (connections += 1));
+server.listen(process.env.PORT);`,
+    });
+    expect((await request(sandbox, '/')).body).toBe('1');
+    await t.runtime.reap(sandbox);
+  });
+
   it('runs an ES module app (package type module) found through package.json main', async () => {
     const sandbox = await deploy(t, 'node', {
       'package.json': JSON.stringify({ type: 'module', main: 'src/app.js' }),
@@ -230,6 +242,16 @@ describe('local runtime: failures', () => {
     expect(err).toBeInstanceOf(AppExitError);
     expect((err as AppExitError).exit.code).toBe(1);
     expect((err as AppExitError).exit.lastLines.join('\n')).toContain('missing-module');
+  });
+
+  it('reports a node app that listened and then threw while loading as exited, not ready', async () => {
+    const err = await deploy(t, 'node', {
+      'server.js': `require('node:http').createServer((q, s) => s.end('up')).listen(process.env.PORT);
+throw new Error('config file unreadable');`,
+    }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AppExitError);
+    expect((err as AppExitError).exit.code).toBe(1);
+    expect((err as AppExitError).exit.lastLines.join('\n')).toContain('config file unreadable');
   });
 
   it('reports a node app that finishes without listening as exited with code 0, at once', async () => {

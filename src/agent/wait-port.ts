@@ -35,10 +35,11 @@ export interface WaitOptions {
 
 /**
  * Resolves once the app accepts on `port` (IPv4 loopback first, then IPv6 for apps that bound
- * `::1` only), or at once when its own server in this process listens there; or once it has listened on exactly one other TCP port for a moment (routed there:
- * tutorials hard-code 3000); or as soon as `gone` settles (the app exited); or once it has been
- * idle for IDLE_MS without listening anywhere; or at the deadline. Nothing here holds the event
- * loop open: a node app runs in this process and its own handles must decide.
+ * `::1` only), or at once when its own server in this process listens there; or once it has
+ * listened on exactly one other TCP port for a moment (routed there: tutorials hard-code 3000);
+ * or as soon as `gone` settles (the app exited); or once it has been idle for IDLE_MS without
+ * listening anywhere; or at the deadline. Nothing here holds the event loop open: a node app runs
+ * in this process and its own handles must decide.
  */
 export function waitForApp(
   port: number,

@@ -3,6 +3,7 @@
  * app only through its actor's mailbox, so two deploys of one name never interleave, and one app's
  * failure never touches another.
  */
+import { setMaxListeners } from 'node:events';
 import {
   DEFAULT_POLICY,
   type AppInput,
@@ -65,6 +66,8 @@ export class AppRegistry {
   private settleRoute: (appId: string) => Promise<void> = async () => undefined;
 
   constructor(private readonly deps: RegistryDeps) {
+    // Every deploy, rollback or resume in flight listens on it: their number is not a leak.
+    setMaxListeners(0, this.callers.signal);
     this.now = deps.now ?? (() => Date.now());
     this.log = deps.log ?? consoleLog;
     this.bus = new AppEventBus(this.log);

@@ -50,6 +50,23 @@ describe('deploy', () => {
     expect(w.registry.serving('web')?.id).toBe(w.runtime.live('web')[0]?.id);
   });
 
+  it('has many callers wait on deploys at once without a listener-leak warning', async () => {
+    // Each waiting caller listens on the registry's one shutdown signal; 11 is node's warning line.
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error): void => void warnings.push(warning);
+    process.on('warning', onWarning);
+    try {
+      const ids = Array.from({ length: 12 }, (_, i) => `app-${i}`);
+      ids.forEach((id) => stage(w, id, 1));
+      const apps = await Promise.all(ids.map((id) => w.registry.deploy(id, 1)));
+      expect(apps.map((a) => a.phase)).toEqual(ids.map(() => 'Ready'));
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.map((warning) => warning.name)).not.toContain('MaxListenersExceededWarning');
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
   it('retries a transient claim failure with capped exponential backoff, then succeeds', async () => {
     stage(w, 'web', 1);
     w.runtime.claimScript.push(

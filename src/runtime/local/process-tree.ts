@@ -11,8 +11,8 @@ export function processTree(root: number): { pid: number; ppid: number }[] {
   const children = HAS_CHILDREN_LISTS ? childrenListed : hostScan();
   const tree = [{ pid: root, ppid: 0 }];
   const seen = new Set([root]);
-  for (let i = 0; i < tree.length; i += 1) {
-    const pid = (tree[i] as { pid: number }).pid;
+  // The array iterator also visits what the loop appends: a breadth-first walk.
+  for (const { pid } of tree) {
     for (const child of children(pid)) {
       // A pid freed and taken again mid-walk must not be walked twice.
       if (seen.has(child)) continue;
@@ -81,15 +81,20 @@ export function signal(pid: number, sig: NodeJS.Signals): void {
 
 function parentOf(pid: number): number | undefined {
   // It may exit between readdir and here: then it is part of no one's tree any more.
-  const stat = gonePasses(() => readFileSync(`/proc/${pid}/stat`, 'utf8'), undefined);
-  if (stat === undefined) return undefined;
-  // The command name may hold spaces and parens: the fields start after the last ')'.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return Number(fields[1]);
+  const fields = statFields(pid);
+  return fields === undefined ? undefined : Number(fields[1]);
 }
 
 /** Field 22 of /proc/<pid>/stat (clock ticks since boot), or '' when the pid does not run. */
 export function startTime(pid: number): string {
-  const stat = gonePasses(() => readFileSync(`/proc/${pid}/stat`, 'utf8'), '');
-  return stat === '' ? '' : (stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? '');
+  return statFields(pid)?.[19] ?? '';
+}
+
+/**
+ * The fields of /proc/<pid>/stat after the command name (state first), or undefined once the pid
+ * is gone. The name may hold spaces and parens: the fields start after the last ')'.
+ */
+export function statFields(pid: number): string[] | undefined {
+  const stat = gonePasses(() => readFileSync(`/proc/${pid}/stat`, 'utf8'), undefined);
+  return stat?.slice(stat.lastIndexOf(')') + 2).split(' ');
 }

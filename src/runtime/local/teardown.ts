@@ -1,6 +1,5 @@
-import { readFileSync } from 'node:fs';
 import type { Cgroup } from './cgroups.js';
-import { processTree, signal } from './process-tree.js';
+import { processTree, signal, statFields } from './process-tree.js';
 import type { Log } from '../../logging.js';
 
 /** How long a running app gets to finish after SIGTERM before everything is SIGKILLed. */
@@ -57,18 +56,13 @@ async function gone(pids: number[]): Promise<boolean> {
   }
 }
 
-/** True while the pid exists and is not a zombie. */
+/**
+ * True while the pid exists and is not a zombie. A pid being torn down right now reads as gone
+ * (ESRCH: a fork bomb's children do that all the time).
+ */
 export function running(pid: number): boolean {
-  let stat: string;
-  try {
-    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  } catch (err) {
-    // ESRCH: the pid is being torn down right now (a fork bomb's children do that all the time).
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ESRCH') return false;
-    throw err;
-  }
-  return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  const state = statFields(pid)?.[0];
+  return state !== undefined && state !== 'Z';
 }
 
 /** A cgroup can be removed only once the kernel has finished with its last task. */

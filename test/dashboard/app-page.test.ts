@@ -149,4 +149,23 @@ describe('the dashboard: live list and the app page', { timeout: 180_000 }, () =
     await appRow(page, 'logger').locator('.badge', { hasText: 'Suspended' }).waitFor(LIVE);
     expect(alice.problems).toEqual([]);
   });
+
+  it('follows the URL when it changes the moment the pages appear after sign-in', async () => {
+    const tab = await dashboard.open();
+    const { page } = tab;
+    await page.goto(`${base}/`);
+    await page.getByLabel('API key').fill(ALICE);
+    // The page's own effects run a frame after its render; the hash moves before that frame.
+    await page.evaluate(() => {
+      new MutationObserver((_, observer) => {
+        if (document.querySelector('main h1')?.textContent !== 'Apps') return;
+        observer.disconnect();
+        location.hash = '#/apps/site';
+      }).observe(document.body, { childList: true, subtree: true, characterData: true });
+    });
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { level: 1, name: 'site' }).waitFor();
+    expect(await page.getByTestId('access').locator('.badge').textContent()).toBe('Public');
+    expect(tab.problems).toEqual([]);
+  });
 });

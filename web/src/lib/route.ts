@@ -34,6 +34,8 @@ export function useRoute(): Route {
   useEffect(() => {
     const changed = () => setRoute(parseRoute(location.hash));
     addEventListener('hashchange', changed);
+    // Effects run a frame after the render: a hash changed in between fired no event we heard.
+    changed();
     return () => removeEventListener('hashchange', changed);
   }, []);
   return route;

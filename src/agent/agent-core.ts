@@ -1,4 +1,5 @@
 import { constants } from 'node:os';
+import { listensHere } from './app-servers.js';
 import type { AppHandler } from './bridges.js';
 import type { ControlHandlers } from './control.js';
 import { lastDiagError } from './diag.js';
@@ -74,6 +75,9 @@ export async function createAgentCore(
       if (ctx.phase !== 'running') return false;
       if (ctx.template === 'static') return true;
       const { host, port } = ctx.address ?? { host: '127.0.0.1', port: placement.appPort };
+      // The app's server is an object in this process: still listening is all a probe
+      // connection would show, without waking the app to accept and drop it.
+      if (ctx.node && listensHere(port)) return true;
       return accepts(host, port, 1000);
     },
     logs: (lines) => ring.last(lines),

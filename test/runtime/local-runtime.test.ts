@@ -103,6 +103,26 @@ describe('local runtime: deploys', () => {
     expect(await t.runtime.health(sandbox)).toBe(false);
   });
 
+  it("is healthy while the app's own server listens, and not once the app closed it", async () => {
+    const sandbox = await deploy(t, 'node', {
+      'server.js': `
+const http = require('node:http');
+const server = http.createServer((req, res) => {
+  res.setHeader('connection', 'close');
+  res.end('closing');
+  server.close();
+});
+server.listen(process.env.PORT);
+setInterval(() => {}, 1000);`,
+    });
+    expect(await t.runtime.health(sandbox)).toBe(true);
+    expect((await request(sandbox, '/')).body).toBe('closing');
+    // The process lives on (its interval): only the closed server says it no longer serves.
+    await eventually(async () => !(await t.runtime.health(sandbox)), 'the health check to fail');
+    expect(sandbox.alive).toBe(true);
+    await t.runtime.reap(sandbox);
+  });
+
   it('runs the node app with the optimising compiler on, as plain node runs it', async () => {
     // The agent holds the optimiser while it warms up; the app must get it back. What V8 says of
     // a function forced to optimise differs between node lines, so plain node is the reference.

@@ -306,10 +306,11 @@ export class AppRegistry {
       this.goingAway.delete(appId);
     }
     this.deps.runtime.forget?.(appId);
+    // Rollbacks point at the blob of the version they restored: each blob goes once.
     await Promise.all(
-      versions.map((v) =>
-        this.deps.sourceStore.remove(v.sourceKey).catch((err: unknown) => {
-          const extra = { app: appId, key: v.sourceKey, err: errorMessage(err) };
+      [...new Set(versions.map((v) => v.sourceKey))].map((key) =>
+        this.deps.sourceStore.remove(key).catch((err: unknown) => {
+          const extra = { app: appId, key, err: errorMessage(err) };
           this.log('warn', 'could not remove a source blob', extra);
         }),
       ),

@@ -1,10 +1,10 @@
 /**
  * Deploy history and rollback (spec §4 versions and rollback, design.md §6): every deploy and
  * rollback appends a version; the newest 20 are kept and the pruned ones' blobs deleted. A rollback
- * is a deploy of an older version's stored source as a new head version: history is never
- * rewritten. Ownership is checked by the caller (AppService), which also audits.
+ * is a deploy of an older version's stored source as a new head version, pointing at that
+ * version's blob: history is never rewritten. Ownership is checked by the caller (AppService),
+ * which also audits.
  */
-import type { Readable } from 'node:stream';
 import type { AppRegistry } from '../actors/registry.js';
 import type { CommitGate } from '../commit-gate.js';
 import { AppError, notFound } from '../errors.js';
@@ -12,7 +12,6 @@ import { releaseOf, type Release } from '../persistence/release.js';
 import type { StorageHealth } from '../persistence/storage-health.js';
 import type { AppRecord, Outcome, Store, VersionRecord } from '../persistence/store.js';
 import { envNames } from './app-view.js';
-import { mintSourceKey } from '../sources/keys.js';
 import type { SourceStore } from '../sources/source-store.js';
 import type { Log } from '../logging.js';
 import type { StageClock } from '../stage-clock.js';
@@ -122,17 +121,12 @@ export class HistoryService {
 
   private async release(appId: string, from: VersionRecord, how: ReleaseHow) {
     const version = nextVersion(this.deps.store, appId);
-    // A copy under a key of its own: pruning the old version later must not take this one's source.
-    const sourceKey = mintSourceKey(appId, version);
-    const copied = await this.sourceCall(() => this.copySource(from.sourceKey, sourceKey));
-    if (!copied) throw unknownVersion(`the source of version ${from.version} of ${appId} is gone`);
+    // The new version runs `from`'s very source, so it points at the same blob: nothing is
+    // copied, and prune and delete remove a blob only once no version points at it.
+    const stored = await this.sourceCall(() => this.deps.sourceStore.size(from.sourceKey));
+    if (stored === undefined) throw sourceGone(appId, from.version);
     how.clock?.mark('blob');
-    try {
-      this.storeRelease(appId, from, version, sourceKey, how);
-    } catch (err) {
-      await this.removeBlob(sourceKey, appId);
-      throw err;
-    }
+    this.storeRelease(appId, from, version, how);
     how.clock?.mark('rows');
     await this.prune(appId);
     how.clock?.mark('prune');
@@ -143,19 +137,19 @@ export class HistoryService {
     return { app: deployed, version, sourceHash: from.sourceHash };
   }
 
-  /** Keeps the newest HISTORY_CAP versions; the blobs of the others are removed best-effort. */
+  /**
+   * Keeps the newest HISTORY_CAP versions; the blobs of the others are removed best-effort, each
+   * once no kept version (a rollback to it) points at it any more.
+   */
   async prune(appId: string): Promise<void> {
-    const pruned = this.deps.store.pruneVersions(appId, HISTORY_CAP);
-    for (const version of pruned) await this.removeBlob(version.sourceKey, appId);
+    const { store } = this.deps;
+    const pruned = store.pruneVersions(appId, HISTORY_CAP);
+    for (const key of new Set(pruned.map((v) => v.sourceKey))) {
+      if (!store.hasSourceKey(key)) await this.removeBlob(key, appId);
+    }
   }
 
-  private storeRelease(
-    appId: string,
-    from: VersionRecord,
-    version: number,
-    sourceKey: string,
-    how: ReleaseHow,
-  ): void {
+  private storeRelease(appId: string, from: VersionRecord, version: number, how: ReleaseHow): void {
     const { store } = this.deps;
     const now = new Date().toISOString();
     this.deps.commits.commit(() =>
@@ -163,6 +157,8 @@ export class HistoryService {
         // Read again inside the transaction: the app may have been deleted meanwhile.
         const app = store.getApp(appId);
         if (!app) throw notFound('app');
+        // Pruned meanwhile: its blob may be on its way out, and no row may point at it again.
+        if (!store.getVersion(appId, from.version)) throw sourceGone(appId, from.version);
         const release = how.settings(app);
         store.putApp({
           ...app,
@@ -178,7 +174,7 @@ export class HistoryService {
           version,
           timestamp: now,
           sourceHash: from.sourceHash,
-          sourceKey,
+          sourceKey: from.sourceKey,
           // What the release asked for stays asked for: a later redeploy asks for it again.
           ...(from.overrides ? { overrides: from.overrides } : {}),
           ...(how.rolledBackFrom === undefined ? {} : { rolledBackFrom: how.rolledBackFrom }),
@@ -187,16 +183,6 @@ export class HistoryService {
         });
       }),
     );
-  }
-
-  /** The store's own copy when it has one, else a read and a put; false when `from` is gone. */
-  private async copySource(from: string, to: string): Promise<boolean> {
-    const { sourceStore } = this.deps;
-    if (sourceStore.copy) return sourceStore.copy(from, to);
-    const source = await readAll(await sourceStore.open(from));
-    if (!source) return false;
-    await sourceStore.put(to, source);
-    return true;
   }
 
   private async sourceCall<T>(call: () => Promise<T>): Promise<T> {
@@ -249,9 +235,5 @@ export function nextVersion(store: Store, appId: string): number {
 
 const unknownVersion = (message: string): AppError => new AppError(400, 'unknown_version', message);
 
-async function readAll(stream: Readable | undefined): Promise<Buffer | undefined> {
-  if (!stream) return undefined;
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(Buffer.from(chunk as Uint8Array));
-  return Buffer.concat(chunks);
-}
+const sourceGone = (appId: string, version: number): AppError =>
+  unknownVersion(`the source of version ${version} of ${appId} is gone`);

@@ -1,16 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { accessSync, constants, mkdirSync, readdirSync, unlinkSync } from 'node:fs';
-import {
-  link,
-  open,
-  readdir,
-  readFile,
-  rename,
-  stat,
-  unlink,
-  utimes,
-  type FileHandle,
-} from 'node:fs/promises';
+import { open, readdir, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AppError } from '../errors.js';
 import { probeDirectory } from './dir-probe.js';
@@ -71,35 +61,6 @@ export function createDiskSourceStore(dir: string): SourceStore {
       await unlink(pathOf(key)).catch(ignoreMissing);
     },
 
-    /**
-     * A hard link: blobs are never written in place (a put renames a new file over the name), so
-     * the two names share bytes that do not change, and removing one leaves the other whole. Its
-     * bytes are on disk already; only the new directory entry is synced. A file system without
-     * hard links gets a read and a put.
-     */
-    async copy(from, to) {
-      requireKey(from);
-      requireKey(to);
-      try {
-        await link(pathOf(from), pathOf(to));
-      } catch (err) {
-        if (isMissing(err)) return false;
-        if (!NO_LINKS.has((err as NodeJS.ErrnoException).code ?? '')) throw err;
-        const data = await readFile(pathOf(from)).catch((readErr: unknown) => {
-          ignoreMissing(readErr);
-          return undefined;
-        });
-        if (data === undefined) return false;
-        await store.put(to, data);
-        return true;
-      }
-      // The orphan sweep goes by age: the new name must look as new as a put's, not as the old.
-      const now = new Date();
-      await utimes(pathOf(to), now, now);
-      await syncDir(dir);
-      return true;
-    },
-
     ping() {
       try {
         accessSync(dir, constants.R_OK | constants.W_OK);
@@ -132,9 +93,6 @@ export function createDiskSourceStore(dir: string): SourceStore {
   };
   return store;
 }
-
-/** What link(2) says on a file system that has no hard links. */
-const NO_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'EXDEV', 'EMLINK']);
 
 const BLOB_SUFFIX = '.tar.gz';
 

@@ -14,12 +14,6 @@ export interface SourceStore {
   size(key: string): Promise<number | undefined>;
   /** Best-effort: a missing blob is not an error. */
   remove(key: string): Promise<void>;
-  /**
-   * Stores blob `from`'s bytes under `to` as durably as `put` does, without passing them through
-   * the caller; false when `from` is missing. Stores that cannot do better than a read and a put
-   * leave it out, and callers do that themselves.
-   */
-  copy?(from: string, to: string): Promise<boolean>;
   /** Whether the store is usable, from what is known now: it never waits. */
   ping(): boolean;
   /**

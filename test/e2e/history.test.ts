@@ -147,21 +147,33 @@ describe('deploy history and rollback', () => {
   });
 
   it('keeps the newest 20 versions and deletes the pruned ones’ source blobs', async () => {
-    for (let n = 1; n <= 22; n++) {
+    for (const n of [1, 2]) {
+      expect((await deploy(server.baseURL, ALICE, { name: 'busy' }, await site(n))).status).toBe(
+        200,
+      );
+    }
+    // Version 3 runs version 1's source from version 1's blob: none is copied for it.
+    expect((await rollback('busy', 1)).status).toBe(200);
+    const busyBlobs = () =>
+      readdirSync(join(server.dataDir, 'sources')).filter((f) => f.startsWith('busy.'));
+    expect(busyBlobs()).toHaveLength(2);
+    for (let n = 4; n <= 22; n++) {
       const res = await deploy(server.baseURL, ALICE, { name: 'busy' }, await site(n));
       expect(res.status).toBe(200);
     }
     const items = await versions('busy');
     expect(items.map((v) => v.version)).toEqual(Array.from({ length: 20 }, (_, i) => 22 - i));
-    const blobs = readdirSync(join(server.dataDir, 'sources')).filter((f) => f.startsWith('busy.'));
+    // Versions 1 and 2 are pruned: 2's blob goes, 1's stays for version 3.
+    const blobs = busyBlobs();
     expect(blobs).toHaveLength(20);
-    expect(blobs.some((f) => f.startsWith('busy.v1.') || f.startsWith('busy.v2.'))).toBe(false);
+    expect(blobs.some((f) => f.startsWith('busy.v2.'))).toBe(false);
+    expect(blobs.filter((f) => f.startsWith('busy.v1.'))).toHaveLength(1);
     // The oldest kept version can still be restored.
     expect((await rollback('busy', 3)).status).toBe(200);
     expect(
       (await fetchApp(`http://busy.localhost:${new URL(server.baseURL).port}/`)).body,
-    ).toContain('version three');
-    // 22 deploys and a rollback: 23-35 s here at a load average of 19, past the default 30 s.
+    ).toContain('version one');
+    // 21 deploys and two rollbacks: 23-35 s here at a load average of 19, past the default 30 s.
   }, 180_000);
 });
 

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -103,38 +103,6 @@ describe('disk source store', () => {
     await expect(store.put(mintSourceKey('app', 5), Buffer.from('x'))).rejects.toMatchObject({
       code: 'ENOENT',
     });
-  });
-
-  it('copies a blob under a new key that outlives the old one, and looks as new as a put', async () => {
-    const store = createDiskSourceStore(dir);
-    const from = mintSourceKey('app', 1);
-    const to = mintSourceKey('app', 2);
-    const data = Buffer.from('the source of version 1');
-    await store.put(from, data);
-    const old = new Date(Date.now() - 3_600_000);
-    utimesSync(join(dir, `${from}.tar.gz`), old, old);
-    expect(await store.copy?.(from, to)).toBe(true);
-    const copy = (await store.list()).find((b) => b.key === to);
-    // The orphan sweep takes blobs older than 10 minutes that no version names.
-    expect(copy?.modifiedAt).toBeGreaterThan(Date.now() - 60_000);
-    await store.remove(from);
-    expect((await readAll((await store.open(to)) as Readable)).equals(data)).toBe(true);
-    expect(await store.size(from)).toBeUndefined();
-  });
-
-  it('answers false for a copy of a blob that is gone, and writes nothing', async () => {
-    const store = createDiskSourceStore(dir);
-    const to = mintSourceKey('app', 4);
-    expect(await store.copy?.(mintSourceKey('app', 3), to)).toBe(false);
-    expect(readdirSync(dir)).toEqual([]);
-  });
-
-  it('refuses a copy to or from a key that is no source key', async () => {
-    const store = createDiskSourceStore(dir);
-    const key = mintSourceKey('app', 1);
-    await store.put(key, Buffer.from('x'));
-    await expectAppError(() => store.copy?.(key, '../escape'), 400, 'bad_request');
-    await expectAppError(() => store.copy?.('../escape', key), 400, 'bad_request');
   });
 });
 

@@ -3,7 +3,7 @@ import http from 'node:http';
 import type net from 'node:net';
 import { errorText, warn } from './diag.js';
 import type { RingLine } from './log-ring.js';
-import type { InjectRequest, InstallRequest } from './protocol.js';
+import { CONTROL_MAX_BODY, type InjectRequest, type InstallRequest } from './protocol.js';
 
 export interface ControlHandlers {
   status(): Record<string, unknown>;
@@ -17,8 +17,6 @@ export interface ControlHandlers {
   install(request: InstallRequest): Promise<{ status: number; body: unknown }>;
   stop(): void;
 }
-
-const MAX_BODY = 1024 * 1024;
 
 /**
  * The agent's control API on `agent.sock`. Every request carries `Authorization: Bearer <token>`,
@@ -105,7 +103,7 @@ export function readJson(req: http.IncomingMessage): Promise<unknown> {
     let size = 0;
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
-      if (size > MAX_BODY) req.destroy(new Error('request body too large'));
+      if (size > CONTROL_MAX_BODY) req.destroy(new Error('request body too large'));
       else chunks.push(chunk);
     });
     req.on('error', reject);

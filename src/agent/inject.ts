@@ -1,6 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import type net from 'node:net';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { appEnv } from './app-env.js';
 import type { AppHandler } from './bridges.js';
 import { listensHere, onAppListening } from './app-servers.js';
@@ -20,7 +21,7 @@ import type { PythonApp } from './python-app.js';
 import { placement } from './placement.js';
 import { pythonServer } from './python-server.js';
 import { createStaticServer } from './static-server.js';
-import { BadSourceError, pullAndUnpack } from './unpack.js';
+import { BadSourceError, pullAndUnpack, unpack } from './unpack.js';
 import { IDLE_MS, waitForApp } from './wait-port.js';
 import { ring } from './log-ring.js';
 
@@ -71,7 +72,7 @@ export async function runInject(
     return { status, body: { ok: false, error } };
   };
   try {
-    if (!installed) await pullAndUnpack(req.sourceKey, ctx.token, APP_DIR, false, req.sourceUrl);
+    if (!installed) await unpackSource(req, ctx.token);
   } catch (err) {
     return fail(
       err instanceof BadSourceError ? 400 : 502,
@@ -175,4 +176,12 @@ function pythonPaths(version: string | undefined): string[] {
 
 function round(ms: number): number {
   return Math.round(ms * 10) / 10;
+}
+
+/** Into /app: the source the request carries, else the one its key (or URL) pulls. */
+function unpackSource(req: InjectRequest, token: string): Promise<void> {
+  if (typeof req.source === 'string') {
+    return unpack(Readable.from([Buffer.from(req.source, 'base64')]));
+  }
+  return pullAndUnpack(req.sourceKey, token, APP_DIR, false, req.sourceUrl);
 }

@@ -18,6 +18,15 @@ export const SOURCES_SOCK = 'sources.sock';
 export const EGRESS_SOCK = 'egress.sock';
 /** The app's private writable tree. */
 export const APP_DIR = '/app';
+
+/** The largest request body the agent's control API reads. */
+export const CONTROL_MAX_BODY = 1024 * 1024;
+
+/**
+ * The largest source that rides in its inject request (InjectRequest.source), when the request
+ * still fits CONTROL_MAX_BODY with it.
+ */
+export const INLINE_SOURCE_MAX = 256 * 1024;
 /** Every app listens here: each sandbox has its own network namespace, so they never collide. */
 export const APP_PORT = 8080;
 /** The in-sandbox HTTP proxy that relays to `egress.sock`. */
@@ -46,6 +55,11 @@ export interface InjectRequest {
   sourceKey: string;
   /** Pull the source from here (a pre-signed object-store URL) instead of the source door. */
   sourceUrl?: string;
+  /**
+   * The gzipped tarball itself, base64, when it is at most INLINE_SOURCE_MAX bytes: unpacked
+   * from here, with no pull through the door (one round trip less).
+   */
+  source?: string;
   /** Relative to /app; a default is looked for when absent. */
   entrypoint?: string;
   env: { name: string; value: string }[];

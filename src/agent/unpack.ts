@@ -53,6 +53,14 @@ export async function pullAndUnpack(
     response.body.resume();
     throw new Error(`source door answered ${response.statusCode} for ${key}`);
   }
+  await unpack(response.body, dest, artifact);
+}
+
+/**
+ * Extracts the gzipped tarball `body` into `dest` in one streaming pass, checked as pullAndUnpack
+ * says: a source that came with the inject request itself goes through here too.
+ */
+export async function unpack(body: Readable, dest = APP_DIR, artifact = false): Promise<void> {
   mkdirSync(dest, { recursive: true, mode: 0o755 });
   const tree = new SourceTree(artifact ? ARTIFACT_LIMITS.entries : MAX_ENTRIES);
   const links: { path: string; target: string }[] = [];
@@ -92,8 +100,8 @@ export async function pullAndUnpack(
     stream.resume();
   });
 
-  const body = artifact ? Promise.resolve(streamed(response.body)) : tarBytes(response.body);
-  await body
+  const tarball = artifact ? Promise.resolve(streamed(body)) : tarBytes(body);
+  await tarball
     .then((source) => pipeline(source, extract))
     .catch((err: unknown) => {
       if (err instanceof BadSourceError) throw err;

@@ -1,11 +1,15 @@
-import type { InjectRequest, InjectResponse } from '../../agent/protocol.js';
+import { CONTROL_MAX_BODY, type InjectRequest, type InjectResponse } from '../../agent/protocol.js';
 import { AppExitError, RuntimeError, type InjectSpec, type InjectStages } from '../runtime.js';
+import type { SourceStore } from '../../sources/source-store.js';
+import { inlineSource } from './inline-source.js';
 import { installInto, type InstallDeps } from './install-call.js';
 import type { LocalSandbox } from './sandbox.js';
 import { callUntilClosed, endSoon, errorText, type Outcome } from './sandbox-call.js';
 
 export interface InjectDeps extends InstallDeps {
   startTimeoutMs: number;
+  /** Where a small source is read from to go with the inject (inline-source.ts). */
+  sources: SourceStore;
 }
 
 /** Past the agent's own deadline, how long the host waits for an agent whose loop is blocked. */
@@ -14,7 +18,8 @@ const HOST_GRACE_MS = 1_000;
 /**
  * One round trip: set the egress door to the app's allowed hosts, let the source door serve
  * this key, run the general lane's install (the door widened to the package index meanwhile),
- * POST /inject, and turn the answer into success, AppExitError or RuntimeError. A sandbox whose
+ * POST /inject (with the source in it when it is small), and turn the answer into success,
+ * AppExitError or RuntimeError. A sandbox whose
  * inject failed is of no further use and is reaped before the error reaches the caller.
  */
 export async function injectInto(
@@ -40,13 +45,19 @@ export async function injectInto(
     const egress = sandbox.egress;
     egress.setRules({ allowedHosts: spec.allowedHosts, allowPrivate: deps.allowPrivate });
     sandbox.allowSource(spec.sourceKey);
+    // The general lane's install pulls the source; otherwise a small one rides along.
+    let source: Buffer | undefined;
     if (spec.lane === 'general') await installInto(sandbox, spec, egress, deps);
-    const request: InjectRequest = {
-      sourceKey: spec.sourceKey,
-      env: spec.env,
-      startTimeoutMs: deps.startTimeoutMs,
-      ...(spec.entrypoint ? { entrypoint: spec.entrypoint } : {}),
-    };
+    else source = await inlineSource(deps.sources, spec.sourceKey);
+    const request = withSource(
+      {
+        sourceKey: spec.sourceKey,
+        env: spec.env,
+        startTimeoutMs: deps.startTimeoutMs,
+        ...(spec.entrypoint ? { entrypoint: spec.entrypoint } : {}),
+      },
+      source,
+    );
     const timeoutMs = deps.startTimeoutMs + HOST_GRACE_MS;
     // The agent starts the app and answers once it listens: the app's log (and the deploy's
     // activity, app-activity.ts) says which of the two a slow start is stuck in.
@@ -79,6 +90,14 @@ export async function injectInto(
     if (err instanceof AppExitError || err instanceof RuntimeError) throw err;
     throw new RuntimeError(`inject into sandbox ${sandbox.id} failed: ${String(err)}`, true);
   }
+}
+
+/** The request with the source in it, unless there is none or the agent would not read that much. */
+function withSource(request: InjectRequest, source: Buffer | undefined): InjectRequest {
+  if (!source) return request;
+  const text = source.toString('base64');
+  const bytes = Buffer.byteLength(JSON.stringify(request)) + text.length + '"source":"",'.length;
+  return bytes <= CONTROL_MAX_BODY ? { ...request, source: text } : request;
 }
 
 async function failure(

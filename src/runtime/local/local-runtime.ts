@@ -221,6 +221,7 @@ export function createLocalRuntime(opts: LocalRuntimeOptions): LocalRuntime {
         allowPrivate: opts.allowPrivate,
         packageHosts: readHosts,
         artifacts,
+        sources: opts.sourceStore,
         log,
       };
       return injectInto(local, spec, deps).finally(() => pool.injected(local.template));

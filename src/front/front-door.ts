@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleEntry } from '../bundle.js';
 import type { TlsMaterial } from '../http/tls.js';
-import { alive, signal, startTime } from '../runtime/local/process-tree.js';
+import { alive, processTree, signal, startTime } from '../runtime/local/process-tree.js';
+import { gone, running } from '../runtime/local/teardown.js';
 import { FRONT_PROTOCOL, type FrontSettings } from './front-settings.js';
 import { acceptRelayed } from './relayed-connections.js';
 import {
@@ -272,5 +273,10 @@ async function stopProcess(state: FrontState, log: FrontDoorOptions['log']): Pro
   // Its whole session: HAProxy's worker and the relay beside it are the master's children, and a
   // master killed alone leaves them holding the address. Once the master is gone, only they can
   // still be in its group (a group id is not reused while a member lives).
+  const members = [state.pid, ...processTree(state.pid).map((p) => p.pid)];
   signal(-state.pid, 'SIGKILL');
+  // Killed is not yet ended: a start may follow at once, and nothing of this one may linger.
+  if (!(await gone(members))) {
+    log('warn', 'the front door still runs after SIGKILL', { pids: members.filter(running) });
+  }
 }

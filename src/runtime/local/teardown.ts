@@ -45,7 +45,7 @@ export async function killTree(opts: {
  * Waits until none of the pids runs any more, SIGKILLing stragglers. A zombie has run its course:
  * once its parent is gone, reaping it is the host init's business.
  */
-async function gone(pids: number[]): Promise<boolean> {
+export async function gone(pids: number[]): Promise<boolean> {
   const deadline = Date.now() + KILL_WAIT_MS;
   for (;;) {
     const left = pids.filter(running);

@@ -19,8 +19,8 @@ const HOST_GRACE_MS = 1_000;
  * One round trip: set the egress door to the app's allowed hosts, let the source door serve
  * this key, run the general lane's install (the door widened to the package index meanwhile),
  * POST /inject (with the source in it when it is small), and turn the answer into success,
- * AppExitError or RuntimeError. A sandbox whose
- * inject failed is of no further use and is reaped before the error reaches the caller.
+ * AppExitError or RuntimeError. A sandbox whose inject failed is of no further use and is reaped
+ * before the error reaches the caller.
  */
 export async function injectInto(
   sandbox: LocalSandbox,

@@ -142,25 +142,33 @@ export class HaproxyRoutes implements RoutePublisher {
     let base: Map<number, SlotCounters>;
     try {
       this.pointSlot(slot, target);
-      // No route names the slot yet: its counters are its new app's zero. Unread, the app's
-      // first look counts from then on: its requests until that look go uncounted, not misfiled.
-      base = await this.readSlots([slot]).catch((err: unknown) => {
-        this.log('warn', 'front door counters not read', { error: String(err) });
-        return new Map<number, SlotCounters>();
-      });
       const backend = slotBackend(slot);
       const verb = old?.host === host ? 'set' : 'add';
-      // One runtime API call (the route stage of a deploy paid one connection per command): what
-      // still holds a connection through this slot was another sandbox's visitor; a slot's
+      // One runtime API call (the route stage of a deploy paid one connection per command), its
+      // commands run in order: the slot's counters while no route names it yet (its new app's
+      // zero); what still holds a connection through it was another sandbox's visitor; its
       // server was marked down when its last sandbox went (haproxy-config.ts); then the route.
-      await haproxyChange(
+      const answer = await haproxyCommand(
         this.paths.admin,
         [
+          `show stat ${backend} 2 -1`,
           `shutdown sessions server ${backend}/app`,
           `set server ${backend}/app health up`,
           `${verb} map ${this.paths.map} ${host} ${backend}`,
         ].join('; '),
       );
+      // Each command's output ends with a blank line; the changes print nothing when they work.
+      const end = answer.indexOf('\n\n');
+      const refused = end === -1 ? answer.trim() : answer.slice(end + 2).trim();
+      if (end === -1 || refused !== '') {
+        throw new Error(`haproxy refused the route of ${host}: ${refused.split('\n')[0]}`);
+      }
+      base = countersOf(answer.slice(0, end + 1));
+      if (!base.has(slot)) {
+        // Unread, the app's first look counts from then on: its requests until that look go
+        // uncounted, not misfiled.
+        this.log('warn', 'front door counters not read', { answer: answer.slice(0, end) });
+      }
     } catch (err) {
       this.free.unshift(slot);
       throw err;
@@ -245,23 +253,7 @@ export class HaproxyRoutes implements RoutePublisher {
   /** The backend counters of these slots, from one runtime API call. */
   private async readSlots(slots: number[]): Promise<Map<number, SlotCounters>> {
     const commands = slots.map((n) => `show stat ${slotBackend(n)} 2 -1`);
-    const answer = await haproxyCommand(this.paths.admin, commands.join('; '));
-    const found = new Map<number, SlotCounters>();
-    let columns: string[] = [];
-    for (const line of answer.split('\n')) {
-      if (line.startsWith('# ')) {
-        columns = line.slice(2).split(',');
-        continue;
-      }
-      const fields = line.split(',');
-      const slot = Number(/^slot_(\d+)$/.exec(fields[0] ?? '')?.[1] ?? NaN);
-      if (!Number.isInteger(slot) || fields[1] !== 'BACKEND') continue;
-      const field = (name: string): number => Number(fields[columns.indexOf(name)] ?? 0) || 0;
-      const classes: StatusCounts = {};
-      for (const code of STATUS_CLASSES) classes[code] = field(`hrsp_${code}`);
-      found.set(slot, { current: field('scur'), total: field('stot'), classes });
-    }
-    return found;
+    return countersOf(await haproxyCommand(this.paths.admin, commands.join('; ')));
   }
 
   /** One change at a time: a slot is never handed out twice, the map file never written by two. */
@@ -270,6 +262,26 @@ export class HaproxyRoutes implements RoutePublisher {
     this.chain = next.catch(() => undefined);
     return next;
   }
+}
+
+/** The slots' backend counters in `show stat` answers (CSV, each after its `# ` header line). */
+function countersOf(answer: string): Map<number, SlotCounters> {
+  const found = new Map<number, SlotCounters>();
+  let columns: string[] = [];
+  for (const line of answer.split('\n')) {
+    if (line.startsWith('# ')) {
+      columns = line.slice(2).split(',');
+      continue;
+    }
+    const fields = line.split(',');
+    const slot = Number(/^slot_(\d+)$/.exec(fields[0] ?? '')?.[1] ?? NaN);
+    if (!Number.isInteger(slot) || fields[1] !== 'BACKEND') continue;
+    const field = (name: string): number => Number(fields[columns.indexOf(name)] ?? 0) || 0;
+    const classes: StatusCounts = {};
+    for (const code of STATUS_CLASSES) classes[code] = field(`hrsp_${code}`);
+    found.set(slot, { current: field('scur'), total: field('stot'), classes });
+  }
+  return found;
 }
 
 /** Apps' hosts are `<name>.<apps domain>` and an app's id is its name. */

@@ -17,7 +17,7 @@ export function createDiskSourceStore(dir: string): SourceStore {
   sweepTempFiles(dir);
   const pathOf = (key: string): string => join(dir, `${key}${BLOB_SUFFIX}`);
 
-  const store: SourceStore = {
+  return {
     backend: 'served',
 
     async put(key, data) {
@@ -91,7 +91,6 @@ export function createDiskSourceStore(dir: string): SourceStore {
       return blobs;
     },
   };
-  return store;
 }
 
 const BLOB_SUFFIX = '.tar.gz';

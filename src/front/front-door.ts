@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { bundleEntry } from '../bundle.js';
 import type { TlsMaterial } from '../http/tls.js';
 import { alive, processTree, signal, startTime } from '../runtime/local/process-tree.js';
-import { gone, running } from '../runtime/local/teardown.js';
+import { gone, processRef, runs } from '../runtime/local/teardown.js';
 import { FRONT_PROTOCOL, type FrontSettings } from './front-settings.js';
 import { acceptRelayed } from './relayed-connections.js';
 import {
@@ -264,19 +264,21 @@ function writeState(dir: string, state: FrontState): void {
 
 async function stopProcess(state: FrontState, log: FrontDoorOptions['log']): Promise<void> {
   log('info', 'stopping the front door', { pid: state.pid, port: state.port });
-  process.kill(state.pid, 'SIGTERM');
+  // Its whole session, known before the master can end: HAProxy's worker and the relay beside it
+  // are the master's children, and a master killed alone leaves them holding the address.
+  const members = processTree(state.pid).map((p) => processRef(p.pid));
+  const master = { pid: state.pid, started: state.started };
+  signal(state.pid, 'SIGTERM');
   const deadline = Date.now() + 5_000;
-  while (alive(state.pid) && startTime(state.pid) === state.started) {
-    if (Date.now() > deadline) break;
+  while (runs(master) && Date.now() <= deadline) {
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
-  // Its whole session: HAProxy's worker and the relay beside it are the master's children, and a
-  // master killed alone leaves them holding the address. Once the master is gone, only they can
-  // still be in its group (a group id is not reused while a member lives).
-  const members = [state.pid, ...processTree(state.pid).map((p) => p.pid)];
-  signal(-state.pid, 'SIGKILL');
+  // While one of them lives, the group keeps the master's pid from being reused; with none left,
+  // a process that took the pid since may lead a group that is not ours.
+  if (!alive(state.pid) || startTime(state.pid) === state.started) signal(-state.pid, 'SIGKILL');
   // Killed is not yet ended: a start may follow at once, and nothing of this one may linger.
   if (!(await gone(members))) {
-    log('warn', 'the front door still runs after SIGKILL', { pids: members.filter(running) });
+    const pids = members.filter(runs).map((ref) => ref.pid);
+    log('warn', 'the front door still runs after SIGKILL', { pids });
   }
 }

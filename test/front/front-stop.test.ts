@@ -14,7 +14,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openFrontDoor, stopFrontDoor } from '../../src/front/front-door.js';
 import { findHaproxy } from '../../src/front/haproxy/haproxy-process.js';
 import { processTree, signal } from '../../src/runtime/local/process-tree.js';
-import { running } from '../../src/runtime/local/teardown.js';
+import { processRef, runs } from '../../src/runtime/local/teardown.js';
 import { freePort } from '../support/server-process.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'slipway-front-stop-'));
@@ -60,7 +60,7 @@ describe('stopping the native front door', () => {
       pid: number;
     };
     group = state.pid;
-    const pids = processTree(state.pid).map((p) => p.pid);
+    const pids = processTree(state.pid).map((p) => processRef(p.pid));
     // The master, its worker and the relay it runs.
     expect(pids.length).toBeGreaterThanOrEqual(3);
 
@@ -69,6 +69,6 @@ describe('stopping the native front door', () => {
     await stopFrontDoor(dataDir, () => undefined);
 
     expect(await bindable(port)).toBe(true);
-    expect(pids.filter(running)).toEqual([]);
+    expect(pids.filter(runs)).toEqual([]);
   }, 30_000);
 });

@@ -22,8 +22,9 @@ import {
   type TestRuntime,
 } from './support.js';
 import { createLocalRuntime } from '../../src/runtime/local/local-runtime.js';
+import { startTime } from '../../src/runtime/local/process-tree.js';
 import { runtimeRoot } from '../../src/runtime/local/runtime-dir.js';
-import { running } from '../../src/runtime/local/teardown.js';
+import { processRef, runs } from '../../src/runtime/local/teardown.js';
 import { createDiskSourceStore } from '../../src/sources/disk-source-store.js';
 
 let t: TestRuntime;
@@ -353,7 +354,7 @@ subprocess.Popen(['sleep', '300'])
 http.server.HTTPServer(('127.0.0.1', int(os.environ['PORT'])), http.server.SimpleHTTPRequestHandler).serve_forever()
 `,
     });
-    const pids = processTreeOf(sandbox.pid as number);
+    const pids = processTreeOf(sandbox.pid as number).map(processRef);
     // bwrap, its pid 1, the agent, python and sleep at least
     expect(pids.length).toBeGreaterThanOrEqual(5);
     expect(existsSync(join(sandbox.dir, 'app.sock'))).toBe(true);
@@ -361,16 +362,17 @@ http.server.HTTPServer(('127.0.0.1', int(os.environ['PORT'])), http.server.Simpl
     await t.runtime.reap(sandbox);
     // A running app is stopped gracefully: SIGTERM first, so bwrap's pid 1 may outlive bwrap for
     // a moment and be left a zombie for the host's init to collect. Nothing may still run.
-    expect(pids.filter(running)).toEqual([]);
+    expect(pids.filter(runs)).toEqual([]);
     expect(existsSync(sandbox.dir)).toBe(false);
   });
 
   it('reaps a claimed, never-injected sandbox without leaving even a zombie', async () => {
     const sandbox = await claimOnly(t, 'node');
-    const pids = processTreeOf(sandbox.pid as number);
+    const pids = processTreeOf(sandbox.pid as number).map(processRef);
     expect(pids.length).toBeGreaterThanOrEqual(3);
     await t.runtime.reap(sandbox);
-    expect(pids.filter((pid) => existsSync(`/proc/${pid}`))).toEqual([]);
+    // Not even a zombie: the stat file of the very process is gone (its pid may be another's now).
+    expect(pids.filter((ref) => startTime(ref.pid) === ref.started)).toEqual([]);
     expect(existsSync(sandbox.dir)).toBe(false);
   });
 
@@ -436,11 +438,13 @@ describe('local runtime: shutdown', () => {
     const others = new Set(sandboxProcesses());
     const own = await startRuntime({ poolSize: 1 });
     const app = await deploy(own, 'static', { 'index.html': 'x' });
-    const pids = sandboxProcesses().filter((pid) => !others.has(pid));
+    const pids = sandboxProcesses()
+      .filter((pid) => !others.has(pid))
+      .map(processRef);
     // bwrap, its pid 1 and the agent for each of: the claimed one and at least two idle ones
     expect(pids.length).toBeGreaterThanOrEqual(9);
     await own.runtime.stop();
-    expect(pids.filter(running)).toEqual([]);
+    expect(pids.filter(runs)).toEqual([]);
     // The whole runtime dir goes with the last sandbox, its sockets and agent bundle included.
     expect(existsSync(app.dir)).toBe(false);
     expect(existsSync(dirname(dirname(app.dir)))).toBe(false);
@@ -471,16 +475,18 @@ describe('local runtime: shutdown', () => {
           reject(new Error('fixture did not report within 20 s'));
         }, 20_000).unref();
       });
-      const { pids, dataDir } = JSON.parse(first) as { pids: number[]; dataDir: string };
+      const reported = JSON.parse(first) as { pids: number[]; dataDir: string };
+      const { dataDir } = reported;
+      const pids = reported.pids.map(processRef);
       let cgroups: string[] = [];
       try {
         expect(pids.length).toBeGreaterThanOrEqual(9);
-        expect(pids.every(running)).toBe(true);
-        cgroups = [...new Set(pids.flatMap(sandboxCgroupsOf))];
+        expect(pids.every(runs)).toBe(true);
+        cgroups = [...new Set(reported.pids.flatMap(sandboxCgroupsOf))];
       } finally {
         child.kill('SIGKILL');
       }
-      await eventually(() => pids.every((pid) => !running(pid)), 'every sandbox process to die');
+      await eventually(() => !pids.some(runs), 'every sandbox process to die');
       // The kill left their cgroups and its runtime dir behind; the next start removes them at once.
       const runtimeDir = runtimeRoot(dataDir, undefined);
       expect(existsSync(runtimeDir)).toBe(true);

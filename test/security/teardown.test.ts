@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runtimeRoot } from '../../src/runtime/local/runtime-dir.js';
-import { running } from '../../src/runtime/local/teardown.js';
+import { processRef, runs } from '../../src/runtime/local/teardown.js';
 import { eventually, processTreeOf, sandboxCgroupsOf } from '../runtime/support.js';
 import { deploy, fetchApp } from '../support/deploy.js';
 import { call, startTestServer, type TestServer } from '../support/server.js';
@@ -67,7 +67,7 @@ require('node:http').createServer((req, res) => {
     const bombPids = readFileSync(join(String(pidsFile), 'cgroup.procs'), 'utf8')
       .split('\n')
       .filter(Boolean)
-      .map(Number);
+      .map((pid) => processRef(Number(pid)));
 
     const del = await call(server.baseURL, '/v1/apps/bomb', { method: 'DELETE', token: KEY });
     expect([200, 202, 204]).toContain(del.status);
@@ -76,7 +76,7 @@ require('node:http').createServer((req, res) => {
       'the cgroups and the sandbox dir to go',
       20_000,
     );
-    expect(bombPids.filter(running)).toEqual([]);
+    expect(bombPids.filter(runs)).toEqual([]);
     expect(processTreeOf(hostPid)).toEqual([]);
     expect((await call(server.baseURL, '/healthz')).status).toBe(200);
   });

@@ -5,7 +5,7 @@ import type { HostSetup } from './host-setup.js';
 import type { LocalSandbox } from './sandbox.js';
 import { adoptSandbox, type FactoryOptions } from './sandbox-factory.js';
 import type { SandboxRecord } from './sandbox-record.js';
-import { killTree, removeCgroup, running } from './teardown.js';
+import { killTree, removeCgroup, runs } from './teardown.js';
 import type { Log } from '../../logging.js';
 
 /**
@@ -67,7 +67,7 @@ async function answers(sandbox: LocalSandbox, record: SandboxRecord, log: Log): 
 /** A leftover that cannot even be taken back: its process tree, cgroup and dirs go by record. */
 async function reapRecorded(host: HostSetup, record: SandboxRecord, log: Log): Promise<void> {
   const cgroup = host.cgroups.create(`sb-${record.id}`);
-  const gone = (): boolean => !running(record.pid);
+  const gone = (): boolean => !runs(record);
   const closed = new Promise<void>(() => undefined);
   await killTree({ pid: record.pid, graceful: false, cgroup, closed, isClosed: gone });
   await removeCgroup(cgroup, (level, msg, extra) =>

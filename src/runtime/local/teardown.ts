@@ -1,5 +1,5 @@
 import type { Cgroup } from './cgroups.js';
-import { processTree, signal, statFields } from './process-tree.js';
+import { processTree, signal, statFields, startTime } from './process-tree.js';
 import type { Log } from '../../logging.js';
 
 /** How long a running app gets to finish after SIGTERM before everything is SIGKILLed. */
@@ -23,6 +23,8 @@ export async function killTree(opts: {
   isClosed: () => boolean;
 }): Promise<boolean> {
   const tree = processTree(opts.pid);
+  // Taken now: a process that ends during the grace frees its pid for some other process to take.
+  const members = tree.map((p) => processRef(p.pid));
   const init = tree.find((p) => p.ppid === opts.pid)?.pid;
   const inner = tree.filter((p) => p.pid !== opts.pid && p.ppid !== opts.pid).map((p) => p.pid);
   if (opts.graceful && inner.length > 0) {
@@ -33,36 +35,48 @@ export async function killTree(opts: {
     signal(init ?? opts.pid, 'SIGKILL');
     await Promise.race([opts.closed, sleep(1_000)]);
   }
-  const all = [opts.pid, ...tree.map((t) => t.pid), ...(opts.cgroup?.pids() ?? [])];
+  const all = [...members, ...(opts.cgroup?.pids() ?? []).map(processRef)];
   if (!opts.isClosed()) {
-    for (const pid of new Set(all)) signal(pid, 'SIGKILL');
+    for (const ref of all.filter(runs)) signal(ref.pid, 'SIGKILL');
     await Promise.race([opts.closed, sleep(KILL_WAIT_MS)]);
   }
   return (await gone(all)) && opts.isClosed();
 }
 
 /**
- * Waits until none of the pids runs any more, SIGKILLing stragglers. A zombie has run its course:
- * once its parent is gone, reaping it is the host init's business.
+ * One process, known by its pid and its start time: once it ends, its pid may be given to another
+ * (a fork bomb next door goes through the whole pid range in seconds), which must not be waited
+ * on, let alone killed.
  */
-export async function gone(pids: number[]): Promise<boolean> {
+export interface ProcessRef {
+  pid: number;
+  started: string;
+}
+
+/** The process that has the pid now. */
+export function processRef(pid: number): ProcessRef {
+  return { pid, started: startTime(pid) };
+}
+
+/**
+ * Waits until none of the processes runs any more, SIGKILLing stragglers. A zombie has run its
+ * course: once its parent is gone, reaping it is the host init's business.
+ */
+export async function gone(refs: ProcessRef[]): Promise<boolean> {
   const deadline = Date.now() + KILL_WAIT_MS;
   for (;;) {
-    const left = pids.filter(running);
+    const left = refs.filter(runs);
     if (left.length === 0) return true;
     if (Date.now() > deadline) return false;
-    left.forEach((pid) => signal(pid, 'SIGKILL'));
+    left.forEach((ref) => signal(ref.pid, 'SIGKILL'));
     await sleep(5);
   }
 }
 
-/**
- * True while the pid exists and is not a zombie. A pid being torn down right now reads as gone
- * (ESRCH: a fork bomb's children do that all the time).
- */
-export function running(pid: number): boolean {
-  const state = statFields(pid)?.[0];
-  return state !== undefined && state !== 'Z';
+/** True while this very process exists and is not a zombie: not once its pid is another's. */
+export function runs(ref: ProcessRef): boolean {
+  const fields = statFields(ref.pid);
+  return fields !== undefined && fields[0] !== 'Z' && fields[19] === ref.started;
 }
 
 /** A cgroup can be removed only once the kernel has finished with its last task. */

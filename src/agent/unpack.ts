@@ -7,6 +7,7 @@ import { createGunzip, gunzipSync } from 'node:zlib';
 import tar from 'tar-stream';
 import { ByteCap } from '../sources/byte-cap.js';
 import { parentOf } from '../sources/paths.js';
+import { extractBuffer } from '../sources/tar-buffer.js';
 import { SourceTree } from '../sources/tree.js';
 import { APP_DIR, SOCKET_DIR, SOURCES_SOCK } from './protocol.js';
 import { placement } from './placement.js';
@@ -102,7 +103,7 @@ export async function unpack(body: Readable, dest = APP_DIR, artifact = false): 
 
   const tarball = artifact ? Promise.resolve(streamed(body)) : tarBytes(body);
   await tarball
-    .then((source) => pipeline(source, extract))
+    .then((tar) => (tar instanceof Buffer ? extractBuffer(extract, tar) : pipeline(tar, extract)))
     .catch((err: unknown) => {
       if (err instanceof BadSourceError) throw err;
       const code = (err as { code?: unknown }).code;
@@ -154,10 +155,10 @@ function writeEntry(
 
 /**
  * The uncompressed tar. A typical source is small: gunzipping it in one synchronous call beats a
- * zlib stream (a thread-pool hop per chunk) by a millisecond or more. A large one is inflated as a
- * stream, so memory stays flat whatever it unpacks to.
+ * zlib stream (a thread-pool hop per chunk) by a millisecond or more, and it goes to the extract
+ * whole. A large one is inflated as a stream, so memory stays flat whatever it unpacks to.
  */
-async function tarBytes(body: Readable): Promise<Readable> {
+async function tarBytes(body: Readable): Promise<Buffer | Readable> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body) {
@@ -168,7 +169,7 @@ async function tarBytes(body: Readable): Promise<Readable> {
   }
   const compressed = Buffer.concat(chunks);
   if (compressed.length <= IN_MEMORY_MAX) {
-    return Readable.from([gunzipSync(compressed, { maxOutputLength: IN_MEMORY_MAX * 64 })]);
+    return gunzipSync(compressed, { maxOutputLength: IN_MEMORY_MAX * 64 });
   }
   return Readable.from([compressed])
     .pipe(createGunzip({ chunkSize: 256 * 1024 }))

@@ -6,6 +6,7 @@ import tar, { type ExtractEvents } from 'tar-stream';
 import { AppError, badRequest } from '../errors.js';
 import { ByteCap } from './byte-cap.js';
 import { readPackageJson } from './package-json.js';
+import { extractBuffer, inflateSmall } from './tar-buffer.js';
 import { SourceTree } from './tree.js';
 
 /** What one pass over a source tarball learned about it. */
@@ -33,16 +34,20 @@ export interface TarballLimits {
   maxCompressedBytes?: number;
 }
 
+/** Sources that unpack to at most this are inflated in memory (tar-buffer.ts), larger ones stream. */
+const SMALL_UNPACKED = 1024 * 1024;
+
 export const DEFAULT_TARBALL_LIMITS = {
   maxUnpackedBytes: 512 * 1024 * 1024,
   maxEntries: 10_000,
 } as const;
 
 /**
- * Reads a gzipped tarball in one streaming pass and refuses anything the agent must not extract:
- * see tree.ts for the entry rules. Every refusal is an AppError (400 `bad_request`, or 413
- * `payload_too_large` for size). A gzip bomb is stopped by a running count of inflated bytes, so
- * memory stays flat whatever the ratio.
+ * Reads a gzipped tarball in one pass and refuses anything the agent must not extract: see tree.ts
+ * for the entry rules. Every refusal is an AppError (400 `bad_request`, or 413 `payload_too_large`
+ * for size). One that unpacks to a megabyte at most is inflated in memory; a larger one streams,
+ * and a gzip bomb is stopped by a running count of inflated bytes, so memory stays flat whatever
+ * the ratio.
  */
 export async function inspectTarball(
   data: Buffer,
@@ -56,7 +61,8 @@ export async function inspectTarball(
   if (data.length < 2 || data[0] !== 0x1f || data[1] !== 0x8b) {
     throw badRequest('source must be a gzipped tarball (application/gzip)');
   }
-  if (declaredSize(data) > maxUnpacked) await inflateCounting(data, maxUnpacked);
+  const small = inflateSmall(data, Math.min(maxUnpacked, SMALL_UNPACKED));
+  if (!small && declaredSize(data) > maxUnpacked) await inflateCounting(data, maxUnpacked);
 
   const tree = new SourceTree(maxEntries);
   const state = {
@@ -99,12 +105,15 @@ export async function inspectTarball(
   });
 
   try {
-    await pipeline(
-      Readable.from([data]),
-      gunzip(),
-      new ByteCap(maxUnpacked, () => unpacksTooLarge(maxUnpacked)),
-      extract,
-    );
+    if (small) await extractBuffer(extract, small);
+    else {
+      await pipeline(
+        Readable.from([data]),
+        gunzip(),
+        new ByteCap(maxUnpacked, () => unpacksTooLarge(maxUnpacked)),
+        extract,
+      );
+    }
   } catch (err) {
     throw asRefusal(err);
   }

@@ -20,6 +20,22 @@ describe('inspectTarball: valid sources', () => {
     expect(site.files).toEqual(['README.md', 'index.html', 'style.css']);
   });
 
+  it('reads a source the same whether it is inflated in memory or streamed for its size', async () => {
+    const entries: TarEntries = [
+      ['pkg/', { type: 'dir' }],
+      ['package.json', '{"main":"pkg/a.js"}'],
+      ['pkg/a.js', 'a'],
+      ['pkg/link', { type: 'symlink', target: 'a.js' }],
+    ];
+    const small = await inspectTarball(await tarGz([['big', 'x'.repeat(1000)], ...entries]));
+    const large = await inspectTarball(await tarGz([['big', 'x'.repeat(1_100_000)], ...entries]));
+    expect(small.files).toEqual(['big', 'package.json', 'pkg/a.js']);
+    expect(large.files).toEqual(small.files);
+    expect(large.packageJson).toEqual(small.packageJson);
+    expect(large.entryCount).toBe(small.entryCount);
+    expect(large.totalBytes - small.totalBytes).toBe(1_099_000);
+  });
+
   it('hashes the compressed bytes with sha256, stably', async () => {
     const first = await tarGzDir(`${examples}node`);
     const second = await tarGzDir(`${examples}node`);
@@ -182,6 +198,15 @@ describe('inspectTarball: refused entries', () => {
     const data = await tarGz([['index.html', 'ok'], ...pairs(entries)]);
     await expectAppError(() => inspectTarball(data), 400, 'bad_request', message);
   });
+
+  // A source that unpacks to over a megabyte is streamed, not inflated in memory: the same rules.
+  it.each(cases)(
+    'refuses %s in a source streamed for its size',
+    async (_name, entries, message) => {
+      const data = await tarGz([['index.html', 'x'.repeat(1_100_000)], ...pairs(entries)]);
+      await expectAppError(() => inspectTarball(data), 400, 'bad_request', message);
+    },
+  );
 });
 
 describe('inspectTarball: not a usable tarball', () => {

@@ -16,7 +16,13 @@ import {
   type MemoryState,
 } from './memory-state.js';
 import { auditFromRow, auditToRow } from './rows.js';
-import type { AppRecord, Store, UserRecord, VersionRecord } from './store.js';
+import {
+  PROBE_KEY,
+  type AppRecord,
+  type Store,
+  type UserRecord,
+  type VersionRecord,
+} from './store.js';
 
 export interface MemoryStoreOptions {
   /** Audit events kept; past it the oldest go. Unbounded when omitted. */
@@ -284,6 +290,9 @@ export function createMemoryMirror(options: MemoryStoreOptions = {}): MemoryMirr
     },
     setMeta(key, value) {
       db().meta.set(key, value);
+    },
+    probeWrite() {
+      db().meta.set(PROBE_KEY, new Date().toISOString());
     },
   };
   return { store, tables: () => state };

@@ -68,7 +68,7 @@ export function createDeployServices(
   const urls = new PublicUrls(config.server.appsDomain);
   const storage = new StorageHealth({
     probes: {
-      database: () => rawStore.setMeta('write_probe', new Date().toISOString()),
+      database: () => rawStore.probeWrite(),
       'source store': () => sourceStore.probe(),
     },
     log,

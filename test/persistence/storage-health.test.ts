@@ -6,7 +6,7 @@ import { guardStore } from '../../src/persistence/guarded-store.js';
 import { openSqliteStore } from '../../src/persistence/sqlite-store.js';
 import { isStorageFault } from '../../src/persistence/storage-faults.js';
 import { StorageHealth } from '../../src/persistence/storage-health.js';
-import type { Store } from '../../src/persistence/store.js';
+import { PROBE_KEY, type Store } from '../../src/persistence/store.js';
 import { WriteRetry } from '../../src/persistence/write-retry.js';
 import { probeDirectory } from '../../src/sources/dir-probe.js';
 import { fillDisk, mountTmpfs } from '../support/disk.js';
@@ -45,7 +45,7 @@ describe('storage faults on a full disk', () => {
     raw = openSqliteStore(join(disk, 'db', 'slipway.db'));
     health = new StorageHealth({
       probes: {
-        database: () => raw.setMeta('write_probe', new Date().toISOString()),
+        database: () => raw.probeWrite(),
         'source store': () => probeDirectory(disk),
       },
       probeEveryMs: 50,
@@ -91,6 +91,37 @@ describe('storage faults on a full disk', () => {
     expect(() => health.assertWritable()).not.toThrow();
     store.putApp(app('after'));
     expect(raw.getApp('after')).toBeDefined();
+  });
+
+  it('has the database probe refused by a full disk, as a change is, and taken once it has room', async () => {
+    open();
+    raw.probeWrite();
+    const first = raw.getMeta(PROBE_KEY);
+    expect(first).toMatch(/^\d{4}-\d\d-\d\dT/);
+    const full = fill();
+    let refused: unknown;
+    try {
+      // The probe is one small row: WAL pages already on disk take some, and a change fills them.
+      for (let i = 0; i < 200 && refused === undefined; i++) {
+        try {
+          raw.probeWrite();
+          raw.putApp(app(`p${i}`, { message: 'x'.repeat(8_000) }));
+        } catch (err) {
+          refused = err;
+        }
+      }
+      expect(isStorageFault(refused)).toBe(true);
+      expect(() => raw.probeWrite()).toThrow(/SQLITE_FULL|full/i);
+      const until = Date.now() + 60;
+      while (Date.now() < until);
+      expect(health.check('database').ok).toBe(false);
+    } finally {
+      full.free();
+    }
+    await vi.waitFor(() => expect(health.check('database')).toEqual({ ok: true }), {
+      timeout: 2_000,
+    });
+    expect(raw.getMeta(PROBE_KEY)).not.toBe(first);
   });
 
   it('reports the source store down while its directory cannot take a write', () => {

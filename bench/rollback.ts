@@ -5,7 +5,7 @@
  */
 import { nodeApp } from '../test/support/apps.js';
 import { fetchApp } from '../test/support/deploy.js';
-import { BENCH_KEY, deployTo, type SlipwayProcess } from './slipway.js';
+import { BENCH_KEY, deployTo, serverTiming, type SlipwayProcess } from './slipway.js';
 import { parseServerTiming } from '../src/stage-clock.js';
 import { sleep } from './stats.js';
 
@@ -64,18 +64,19 @@ async function rollback(
   labels: string[],
 ): Promise<Record<string, number>> {
   const label = labels[version - 1] ?? '';
-  const res = await fetch(`${s.base}/v1/apps/${APP}/rollback`, {
+  // Sent as deployTo sends the redeploy it is measured against.
+  const res = await fetchApp(`${s.base}/v1/apps/${APP}/rollback`, {
     method: 'POST',
     headers: { authorization: `Bearer ${BENCH_KEY}`, 'content-type': 'application/json' },
     body: JSON.stringify({ version }),
   });
-  const body = (await res.json()) as { url?: string };
+  const body = JSON.parse(res.body) as { url?: string };
   if (res.status !== 200 || !body.url) {
     throw new Error(`rollback to ${version}: ${res.status} ${JSON.stringify(body)}`);
   }
   labels.push(label);
   await answers(body.url, label);
-  return parseServerTiming(res.headers.get('server-timing'));
+  return parseServerTiming(serverTiming(res.headers));
 }
 
 async function answers(url: string, label: string): Promise<void> {

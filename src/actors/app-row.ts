@@ -1,6 +1,9 @@
 import { releaseOf } from '../persistence/release.js';
+import type { Phase } from '../app-event.js';
 import type { AppRecord, Store } from '../persistence/store.js';
 import { recordFields, type AppSnapshot } from './app-snapshot.js';
+
+const IN_FLIGHT: ReadonlySet<Phase> = new Set(['Pending', 'Claiming', 'Starting']);
 
 /**
  * Writes the machine-owned fields of one app's row (phase, reason, message, url, currentVersion,
@@ -59,7 +62,10 @@ export class AppRowWriter {
       this.staged = undefined; // being deleted
       return;
     }
-    this.store.putApp(next);
+    // A step on the way (claiming, starting) is not synced: after a power cut its deploy starts
+    // over from the claim either way, and the step that settles it syncs everything before it.
+    if (IN_FLIGHT.has(next.phase)) this.store.unsynced(() => this.store.putApp(next));
+    else this.store.putApp(next);
     this.written = next.snapshot ?? '';
     this.row = next;
     this.staged = undefined;

@@ -301,8 +301,12 @@ export class AppSupervisor {
   private settled(effect: Extract<AppEffect, { type: 'outcome' }>): void {
     const { version, outcome, reason, message } = effect;
     const { store, writes } = this.deps;
+    // Unsynced: an outcome comes with the step that settles the app, and that step's row write,
+    // in this same transition, is synced and takes this one with it.
     writes.run(writeKeys.outcome(this.appId, version), () =>
-      store.setVersionOutcome(this.appId, version, { outcome, reason, message }),
+      store.unsynced(() =>
+        store.setVersionOutcome(this.appId, version, { outcome, reason, message }),
+      ),
     );
     const from = store.getVersion(this.appId, version)?.rolledBackFrom;
     if (outcome === 'Ready' && from !== undefined) this.note(version, `rolled back to ${from}`);

@@ -18,7 +18,6 @@ const WRITES: ReadonlySet<string> = new Set<keyof Store>([
   'revokeShareLink',
   'appendAudit',
   'setMeta',
-  'probeWrite',
 ]);
 
 /**

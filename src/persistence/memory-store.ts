@@ -16,13 +16,7 @@ import {
   type MemoryState,
 } from './memory-state.js';
 import { auditFromRow, auditToRow } from './rows.js';
-import {
-  PROBE_KEY,
-  type AppRecord,
-  type Store,
-  type UserRecord,
-  type VersionRecord,
-} from './store.js';
+import type { AppRecord, Store, UserRecord, VersionRecord } from './store.js';
 
 export interface MemoryStoreOptions {
   /** Audit events kept; past it the oldest go. Unbounded when omitted. */
@@ -291,8 +285,8 @@ export function createMemoryMirror(options: MemoryStoreOptions = {}): MemoryMirr
     setMeta(key, value) {
       db().meta.set(key, value);
     },
-    probeWrite() {
-      db().meta.set(PROBE_KEY, new Date().toISOString());
+    unsynced(run) {
+      return run();
     },
   };
   return { store, tables: () => state };

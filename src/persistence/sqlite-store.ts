@@ -18,7 +18,7 @@ import {
 import { NO_LIMIT, prepareStatements } from './sqlite-statements.js';
 import { SummaryCache } from './summary-cache.js';
 import type { AppSummaryRow } from './rows.js';
-import { PROBE_KEY, type Store } from './store.js';
+import type { Store } from './store.js';
 import type { Log } from '../logging.js';
 
 /** Long enough to ride out a checkpoint or a backup tool holding the lock, short enough to fail. */
@@ -261,12 +261,12 @@ export function openSqliteStore(path: string, opts: SqliteStoreOptions = {}): St
     setMeta(key, value) {
       st.setMeta.run(key, value);
     },
-    probeWrite() {
-      // Without an fsync (0.5 ms at best, 10 ms and more on a busy disk, before every audited
-      // action): the write still finds a full or read-only disk, and the next commit syncs it.
+    unsynced(run) {
+      // WAL at NORMAL: a commit appends to the log without an fsync (0.5 ms at best, 10 ms and
+      // more on a busy disk, on the event loop); the next commit at FULL syncs the log, theirs too.
       db.pragma('synchronous = NORMAL');
       try {
-        st.setMeta.run(PROBE_KEY, new Date().toISOString());
+        return run();
       } finally {
         db.pragma('synchronous = FULL');
       }

@@ -1,9 +1,18 @@
 import type { AppError } from '../errors.js';
 import { isStorageFault, storageUnavailable, type StorageName } from './storage-faults.js';
+import type { Store } from './store.js';
 import type { Log } from '../logging.js';
 
 /** A write that proves a store can take one now; throws when it cannot. */
 export type WriteProbe = () => void;
+
+/**
+ * The database's probe: a real write, so a full or read-only disk refuses it, but one that waits
+ * for no fsync: it runs before every audited action, and the action's own commits sync it.
+ */
+export function databaseProbe(store: Store): WriteProbe {
+  return () => store.unsynced(() => store.setMeta('write_probe', new Date().toISOString()));
+}
 
 export interface StorageHealthOptions {
   probes: Record<StorageName, WriteProbe>;

@@ -2,9 +2,6 @@ import type { Phase } from '../app-event.js';
 import type { AuditAction } from '../audit-actions.js';
 import type { Lane } from '../sources/templates.js';
 
-/** The meta key `probeWrite` writes. */
-export const PROBE_KEY = 'write_probe';
-
 /**
  * The store: everything Slipway must not forget. Three backends implement it: `sqlite` (durable,
  * better-sqlite3 in WAL mode, the default), `memory` (lost on restart) and `configmap` (Kubernetes
@@ -75,10 +72,11 @@ export interface Store {
   getMeta(key: string): string | undefined;
   setMeta(key: string, value: string): void;
   /**
-   * A real write that proves the backend takes writes now (a full or read-only disk, an API server
-   * refusing them: it throws as a change would); it need not last, so nothing waits for it to.
+   * Runs writes that need not survive a power cut: they are in the store at once and survive a
+   * crash of this process, but nothing waits for the disk (no fsync); the next write that does
+   * wait takes them with it.
    */
-  probeWrite(): void;
+  unsynced<T>(run: () => T): T;
 }
 
 /** Who may open an app's URL: anyone, or only holders of a grant (owner's bearer, share link). */

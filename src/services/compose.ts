@@ -5,7 +5,7 @@ import { durationMs, type Config } from '../config/schema.js';
 import type { Log } from '../logging.js';
 import { PublicUrls } from './public-urls.js';
 import { guardStore } from '../persistence/guarded-store.js';
-import { StorageHealth } from '../persistence/storage-health.js';
+import { databaseProbe, StorageHealth } from '../persistence/storage-health.js';
 import type { Store } from '../persistence/store.js';
 import { WriteRetry } from '../persistence/write-retry.js';
 import type { Runtime } from '../runtime/runtime.js';
@@ -68,7 +68,7 @@ export function createDeployServices(
   const urls = new PublicUrls(config.server.appsDomain);
   const storage = new StorageHealth({
     probes: {
-      database: () => rawStore.probeWrite(),
+      database: databaseProbe(rawStore),
       'source store': () => sourceStore.probe(),
     },
     log,

@@ -45,6 +45,31 @@ describe('sqlite store on a real file', () => {
     }
   });
 
+  it('commits unsynced writes at once, keeps them across a reopen, and goes on after one throws', () => {
+    const store = openSqliteStore(file);
+    expect(store.unsynced(() => (store.putApp(app('quick')), 'done'))).toBe('done');
+    // Committed, not held: another connection sees it before anything else is written.
+    const other = raw();
+    expect(other.prepare('SELECT id FROM apps').all()).toEqual([{ id: 'quick' }]);
+    other.close();
+    expect(() =>
+      store.unsynced(() => {
+        store.setMeta('k', 'v');
+        throw new Error('midway');
+      }),
+    ).toThrow('midway');
+    store.putApp(app('after'));
+    store.close();
+    const again = openSqliteStore(file);
+    try {
+      expect(again.getApp('quick')).toEqual(app('quick'));
+      expect(again.getApp('after')).toEqual(app('after'));
+      expect(again.getMeta('k')).toBe('v');
+    } finally {
+      again.close();
+    }
+  });
+
   it('runs in WAL mode, with every migration applied once', () => {
     openSqliteStore(file).close();
     const reopened = openSqliteStore(file);

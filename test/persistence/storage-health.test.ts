@@ -5,8 +5,8 @@ import { AppError } from '../../src/errors.js';
 import { guardStore } from '../../src/persistence/guarded-store.js';
 import { openSqliteStore } from '../../src/persistence/sqlite-store.js';
 import { isStorageFault } from '../../src/persistence/storage-faults.js';
-import { StorageHealth } from '../../src/persistence/storage-health.js';
-import { PROBE_KEY, type Store } from '../../src/persistence/store.js';
+import { databaseProbe, StorageHealth } from '../../src/persistence/storage-health.js';
+import type { Store } from '../../src/persistence/store.js';
 import { WriteRetry } from '../../src/persistence/write-retry.js';
 import { probeDirectory } from '../../src/sources/dir-probe.js';
 import { fillDisk, mountTmpfs } from '../support/disk.js';
@@ -45,7 +45,7 @@ describe('storage faults on a full disk', () => {
     raw = openSqliteStore(join(disk, 'db', 'slipway.db'));
     health = new StorageHealth({
       probes: {
-        database: () => raw.probeWrite(),
+        database: databaseProbe(raw),
         'source store': () => probeDirectory(disk),
       },
       probeEveryMs: 50,
@@ -95,8 +95,9 @@ describe('storage faults on a full disk', () => {
 
   it('has the database probe refused by a full disk, as a change is, and taken once it has room', async () => {
     open();
-    raw.probeWrite();
-    const first = raw.getMeta(PROBE_KEY);
+    const probe = databaseProbe(raw);
+    probe();
+    const first = raw.getMeta('write_probe');
     expect(first).toMatch(/^\d{4}-\d\d-\d\dT/);
     const full = fill();
     let refused: unknown;
@@ -104,14 +105,14 @@ describe('storage faults on a full disk', () => {
       // The probe is one small row: WAL pages already on disk take some, and a change fills them.
       for (let i = 0; i < 200 && refused === undefined; i++) {
         try {
-          raw.probeWrite();
+          probe();
           raw.putApp(app(`p${i}`, { message: 'x'.repeat(8_000) }));
         } catch (err) {
           refused = err;
         }
       }
       expect(isStorageFault(refused)).toBe(true);
-      expect(() => raw.probeWrite()).toThrow(/SQLITE_FULL|full/i);
+      expect(() => probe()).toThrow(/SQLITE_FULL|full/i);
       const until = Date.now() + 60;
       while (Date.now() < until);
       expect(health.check('database').ok).toBe(false);
@@ -121,7 +122,7 @@ describe('storage faults on a full disk', () => {
     await vi.waitFor(() => expect(health.check('database')).toEqual({ ok: true }), {
       timeout: 2_000,
     });
-    expect(raw.getMeta(PROBE_KEY)).not.toBe(first);
+    expect(raw.getMeta('write_probe')).not.toBe(first);
   });
 
   it('reports the source store down while its directory cannot take a write', () => {

@@ -33,7 +33,12 @@ export async function deploy(
  */
 export function fetchApp(
   url: string,
-  init: { method?: string; headers?: Record<string, string>; connectTo?: string } = {},
+  init: {
+    method?: string;
+    headers?: Record<string, string>;
+    connectTo?: string;
+    body?: string | Buffer;
+  } = {},
 ): Promise<{
   status: number;
   body: string;
@@ -58,7 +63,7 @@ export function fetchApp(
       },
     );
     req.on('error', reject);
-    req.end();
+    req.end(init.body);
   });
 }
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { accessSync, constants, mkdirSync, readdirSync, unlinkSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, readdirSync, statSync, unlinkSync } from 'node:fs';
 import { open, readdir, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AppError } from '../errors.js';
@@ -49,7 +49,9 @@ export function createDiskSourceStore(dir: string): SourceStore {
     async size(key) {
       if (!isSourceKey(key)) return undefined;
       try {
-        return (await stat(pathOf(key))).size;
+        // A stat of a local file takes microseconds: done at once, it spares a rollback the
+        // thread pool's round trip.
+        return statSync(pathOf(key)).size;
       } catch (err) {
         if (isMissing(err)) return undefined;
         throw err;

@@ -1,9 +1,6 @@
 import { releaseOf } from '../persistence/release.js';
-import type { Phase } from '../app-event.js';
 import type { AppRecord, Store } from '../persistence/store.js';
 import { recordFields, type AppSnapshot } from './app-snapshot.js';
-
-const IN_FLIGHT: ReadonlySet<Phase> = new Set(['Pending', 'Claiming', 'Starting']);
 
 /**
  * Writes the machine-owned fields of one app's row (phase, reason, message, url, currentVersion,
@@ -13,6 +10,12 @@ const IN_FLIGHT: ReadonlySet<Phase> = new Set(['Pending', 'Claiming', 'Starting'
  *
  * Staging and writing are apart so that a write the disk refuses can be tried again later: a retry
  * merges the latest snapshot into the row as stored then, never a stale copy of it.
+ *
+ * Rows are written without waiting for the disk (Store.unsynced): they say what the app's sandbox
+ * is doing, and a power cut ends every sandbox anyway. The row an earlier step left (claiming
+ * instead of ready, ready instead of suspended) starts the app over on the next boot, as the lost
+ * one would have. What users asked for is in the services' synced commits, and every audited
+ * action's event, written before its answer, takes the machine's writes before it to disk.
  */
 export class AppRowWriter {
   private written = '';
@@ -62,10 +65,7 @@ export class AppRowWriter {
       this.staged = undefined; // being deleted
       return;
     }
-    // A step on the way (claiming, starting) is not synced: after a power cut its deploy starts
-    // over from the claim either way, and the step that settles it syncs everything before it.
-    if (IN_FLIGHT.has(next.phase)) this.store.unsynced(() => this.store.putApp(next));
-    else this.store.putApp(next);
+    this.store.unsynced(() => this.store.putApp(next));
     this.written = next.snapshot ?? '';
     this.row = next;
     this.staged = undefined;

@@ -301,8 +301,8 @@ export class AppSupervisor {
   private settled(effect: Extract<AppEffect, { type: 'outcome' }>): void {
     const { version, outcome, reason, message } = effect;
     const { store, writes } = this.deps;
-    // Unsynced: an outcome comes with the step that settles the app, and that step's row write,
-    // in this same transition, is synced and takes this one with it.
+    // Unsynced, as the machine's rows are (AppRowWriter): the deploy's audit event, written before
+    // its answer, syncs it.
     writes.run(writeKeys.outcome(this.appId, version), () =>
       store.unsynced(() =>
         store.setVersionOutcome(this.appId, version, { outcome, reason, message }),

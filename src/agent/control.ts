@@ -23,7 +23,12 @@ export interface ControlHandlers {
  * compared in constant time: the socket is reachable from inside the sandbox too.
  */
 export function createControlServer(token: string, handlers: ControlHandlers): http.Server {
-  return http.createServer(controlHandler(token, handlers));
+  // The host keeps a connection open for its next call (agent-client.ts): never closed for being
+  // idle, and never what keeps this process alive (the server is, until a node app loads).
+  const server = http.createServer(controlHandler(token, handlers));
+  server.keepAliveTimeout = 0;
+  server.on('connection', (socket: net.Socket) => socket.unref());
+  return server;
 }
 
 /** The control API as a request listener, for a server that also answers other routes. */

@@ -12,25 +12,60 @@ export interface AgentReply {
 const MAX_ANSWER = 1024 * 1024;
 
 /**
- * One JSON request to a sandbox's agent over its `agent.sock`. No connection reuse: the inject is
- * a single call per sandbox, and a fresh connection cannot be left in a bad state by the last one.
- * `timeoutMs` bounds the whole call, answer included: one that trickles is cut off as one that
- * never came.
+ * A sandbox's connections to its agent, one kept open between calls: a call on it wakes the agent
+ * once, where a new connection wakes it to accept and again to read (a millisecond or more on a
+ * busy host, on every inject and health check).
  */
-export function callAgent(
+export function agentLink(): http.Agent {
+  return new http.Agent({ keepAlive: true, maxFreeSockets: 1 });
+}
+
+export interface CallOptions {
+  body?: unknown;
+  timeoutMs: number;
+  signal?: AbortSignal;
+  /** The sandbox's link (agentLink); without one, a connection of its own. */
+  link?: http.Agent;
+}
+
+/**
+ * One JSON request to a sandbox's agent over its `agent.sock`. `timeoutMs` bounds the whole call,
+ * answer included: one that trickles is cut off as one that never came. A kept connection the
+ * agent closed meanwhile is found out by the call itself: it is made again on a new one.
+ */
+export async function callAgent(
   socketPath: string,
   token: string,
   method: 'GET' | 'POST',
   path: string,
-  opts: { body?: unknown; timeoutMs: number; signal?: AbortSignal },
+  opts: CallOptions,
 ): Promise<AgentReply> {
   const payload = opts.body === undefined ? undefined : JSON.stringify(opts.body);
+  try {
+    return await callOnce(socketPath, token, method, path, payload, opts);
+  } catch (err) {
+    if (!(err instanceof StaleConnection)) throw err;
+    return callOnce(socketPath, token, method, path, payload, { ...opts, link: undefined });
+  }
+}
+
+/** A kept connection broke before any answer: the request may be made again on a fresh one. */
+class StaleConnection extends Error {}
+
+function callOnce(
+  socketPath: string,
+  token: string,
+  method: 'GET' | 'POST',
+  path: string,
+  payload: string | undefined,
+  opts: CallOptions,
+): Promise<AgentReply> {
   return new Promise((resolve, reject) => {
     const req = http.request({
       socketPath,
       method,
       path,
-      agent: false,
+      agent: opts.link ?? false,
       signal: opts.signal,
       headers: {
         authorization: `Bearer ${token}`,
@@ -50,8 +85,16 @@ export function callAgent(
       clearTimeout(timer);
       reject(err);
     };
-    req.on('error', fail);
+    let answered = false;
+    req.on('error', (err: NodeJS.ErrnoException) => {
+      const broken = err.code === 'ECONNRESET' || err.code === 'EPIPE';
+      if (broken && req.reusedSocket && !answered) {
+        clearTimeout(timer);
+        reject(new StaleConnection(err.message));
+      } else fail(err);
+    });
     req.on('response', (res) => {
+      answered = true;
       const chunks: Buffer[] = [];
       let size = 0;
       res.on('data', (chunk: Buffer) => {

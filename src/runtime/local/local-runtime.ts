@@ -234,6 +234,7 @@ export function createLocalRuntime(opts: LocalRuntimeOptions): LocalRuntime {
       try {
         const reply = await callAgent(sandbox.agentPath, sandbox.token, 'GET', '/health', {
           timeoutMs: 2_000,
+          link: sandbox.link,
         });
         return reply.status === 200;
       } catch (err) {

@@ -25,6 +25,7 @@ export function callUntilClosed(
   const call = callAgent(sandbox.agentPath, sandbox.token, 'POST', path, {
     body,
     timeoutMs,
+    link: sandbox.link,
   }).then(
     (reply) => ({ kind: 'reply' as const, reply }),
     (err: unknown) => ({ kind: 'broken' as const, err }),

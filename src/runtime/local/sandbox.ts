@@ -9,6 +9,7 @@ import {
   type ExitReport,
 } from '../../agent/protocol.js';
 import { NOTE_PREFIX, RuntimeError, type AppExit, type LogLine, type Sandbox } from '../runtime.js';
+import { agentLink, callAgent } from './agent-client.js';
 import type { Cgroup } from './cgroups.js';
 import { DiagLimiter } from './diag-limiter.js';
 import type { EgressDoor } from './egress-door.js';
@@ -79,6 +80,8 @@ export class LocalSandbox implements Sandbox {
   readonly token: string;
   readonly owner: SocketOwner | undefined;
   phase: Phase = 'booting';
+  /** Its connections to the agent's control API, one kept open for the next call. */
+  readonly link = agentLink();
   /** Resolves when the whole tree is gone and its pipes are drained. */
   readonly closed: Promise<End>;
   private readonly process: SandboxProcess;
@@ -152,6 +155,7 @@ export class LocalSandbox implements Sandbox {
       sandbox.pinAppSocket();
       sandbox.phase = 'idle';
       sandbox.record();
+      sandbox.openLink();
       return sandbox;
     } catch (err) {
       await sandbox.reap();
@@ -161,6 +165,16 @@ export class LocalSandbox implements Sandbox {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /** Opens the connection its inject will use, while it waits in the pool. */
+  private openLink(): void {
+    const at = this.agentPath;
+    callAgent(at, this.token, 'GET', '/status', { timeoutMs: 5_000, link: this.link }).catch(
+      (err: unknown) =>
+        // The inject then opens a connection of its own.
+        this.setup.log('info', 'agent link not opened', { sandbox: this.id, error: String(err) }),
+    );
   }
 
   /** Pins the agent's app socket, and links it where the native front door can reach it. */
@@ -323,6 +337,7 @@ export class LocalSandbox implements Sandbox {
   }
 
   private async cleanup(): Promise<void> {
+    this.link.destroy();
     this.agentSock?.close();
     this.appSock?.close();
     for (const close of this.setup.closers.splice(0)) {
@@ -352,6 +367,7 @@ export class LocalSandbox implements Sandbox {
    * adopts it): our ends of its sockets and doors close, the sandbox and its files stay.
    */
   async release(): Promise<void> {
+    this.link.destroy();
     this.agentSock?.close();
     this.appSock?.close();
     this.process.detach();

@@ -1,5 +1,16 @@
 import { randomBytes } from 'node:crypto';
-import { accessSync, constants, mkdirSync, readdirSync, statSync, unlinkSync } from 'node:fs';
+import {
+  accessSync,
+  closeSync,
+  constants,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readSync,
+  statSync,
+  unlinkSync,
+} from 'node:fs';
 import { open, readdir, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AppError } from '../errors.js';
@@ -55,6 +66,33 @@ export function createDiskSourceStore(dir: string): SourceStore {
       } catch (err) {
         if (isMissing(err)) return undefined;
         throw err;
+      }
+    },
+
+    async readWhole(key, max) {
+      if (!isSourceKey(key)) return undefined;
+      // Synchronous: a few small reads of a file just written (or about to be served) cost less
+      // than the thread pool's round trip for each of an open, a read and a close.
+      let fd: number;
+      try {
+        fd = openSync(pathOf(key), 'r');
+      } catch (err) {
+        if (isMissing(err)) return undefined;
+        throw err;
+      }
+      try {
+        const size = fstatSync(fd).size;
+        if (size > max) return undefined;
+        const data = Buffer.alloc(size);
+        let at = 0;
+        while (at < size) {
+          const n = readSync(fd, data, at, size - at, at);
+          if (n === 0) return undefined; // shrunk meanwhile: not what was stored
+          at += n;
+        }
+        return data;
+      } finally {
+        closeSync(fd);
       }
     },
 

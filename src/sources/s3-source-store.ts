@@ -15,6 +15,7 @@ import { ObjectStoreFault } from '../persistence/storage-faults.js';
 import { isSourceKey } from './keys.js';
 import { PingCache } from './ping-cache.js';
 import { CallTimeout, isMissingObject, objectStoreFault } from './s3-faults.js';
+import { readWholeStreamed } from './read-whole.js';
 import type { SourceStore, StoredBlob } from './source-store.js';
 
 export interface S3SourceStoreOptions {
@@ -72,7 +73,7 @@ export function createS3SourceStore(opts: S3SourceStoreOptions): SourceStore {
     call((abortSignal) => client.send(new HeadBucketCommand({ Bucket: bucket }), { abortSignal })),
   );
 
-  return {
+  const store: SourceStore = {
     backend: 's3',
 
     async put(key, data) {
@@ -106,6 +107,8 @@ export function createS3SourceStore(opts: S3SourceStoreOptions): SourceStore {
       if (!(found.Body instanceof Readable)) throw new ObjectStoreFault('answered without a body');
       return found.Body;
     },
+
+    readWhole: (key, max) => readWholeStreamed(store, key, max),
 
     async size(key) {
       if (!isSourceKey(key)) return undefined;
@@ -172,6 +175,7 @@ export function createS3SourceStore(opts: S3SourceStoreOptions): SourceStore {
       });
     },
   };
+  return store;
 }
 
 const BLOB_SUFFIX = '.tar.gz';

@@ -12,6 +12,8 @@ export interface SourceStore {
   /** A stream of the blob, or undefined when there is none. */
   open(key: string): Promise<Readable | undefined>;
   size(key: string): Promise<number | undefined>;
+  /** The whole blob when it is at most `max` bytes; undefined for a larger or missing one. */
+  readWhole(key: string, max: number): Promise<Buffer | undefined>;
   /** Best-effort: a missing blob is not an error. */
   remove(key: string): Promise<void>;
   /** Whether the store is usable, from what is known now: it never waits. */

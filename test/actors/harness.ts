@@ -48,6 +48,10 @@ export class MemorySourceStore implements SourceStore {
   async size(key: string): Promise<number | undefined> {
     return this.blobs.get(key)?.length;
   }
+  async readWhole(key: string, max: number): Promise<Buffer | undefined> {
+    const blob = this.blobs.get(key);
+    return blob && blob.length <= max ? blob : undefined;
+  }
   async remove(key: string): Promise<void> {
     this.blobs.delete(key);
   }

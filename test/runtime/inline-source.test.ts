@@ -1,7 +1,7 @@
 /**
  * A small source rides in its inject request; a larger one is pulled through the source door as
  * before. Real sandboxes over a store that notes who opened each blob: the host's read for the
- * request (inline-source.ts) or the door serving the agent's pull (source-door.ts).
+ * request (SourceStore.readWhole) or the door serving the agent's pull (source-door.ts).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -9,7 +9,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONTROL_MAX_BODY, INLINE_SOURCE_MAX } from '../../src/agent/protocol.js';
-import { inlineSource } from '../../src/runtime/local/inline-source.js';
 import { createDiskSourceStore } from '../../src/sources/disk-source-store.js';
 import { mintSourceKey } from '../../src/sources/keys.js';
 import type { SourceStore } from '../../src/sources/source-store.js';
@@ -27,16 +26,17 @@ const openedBy = new Map<string, string[]>();
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'inline-source-'));
   const disk = createDiskSourceStore(dir);
+  const note = (key: string, by: string) => openedBy.set(key, [...(openedBy.get(key) ?? []), by]);
   blobs = {
     ...disk,
+    // The host's read for the inject request.
+    readWhole: async (key, max) => {
+      const data = await disk.readWhole(key, max);
+      if (data) note(key, 'request');
+      return data;
+    },
     open: async (key) => {
-      const stack = new Error().stack ?? '';
-      const by = stack.includes('inline-source.ts')
-        ? 'request'
-        : stack.includes('source-door.ts')
-          ? 'door'
-          : 'other';
-      openedBy.set(key, [...(openedBy.get(key) ?? []), by]);
+      note(key, new Error().stack?.includes('source-door.ts') ? 'door' : 'other');
       return disk.open(key);
     },
   };
@@ -94,6 +94,6 @@ describe('the source of an inject', () => {
   });
 
   it('is not inlined when the blob is missing: the door reports it as it always did', async () => {
-    expect(await inlineSource(blobs, mintSourceKey('inline', 999))).toBeUndefined();
+    expect(await blobs.readWhole(mintSourceKey('inline', 999), INLINE_SOURCE_MAX)).toBeUndefined();
   });
 });

@@ -42,11 +42,23 @@ describe('disk source store', () => {
     expect(readdirSync(dir)).toEqual([]);
   });
 
+  it('reads a blob whole only when it is at most the size asked for', async () => {
+    const store = createDiskSourceStore(dir);
+    const key = mintSourceKey('app', 4);
+    const data = Buffer.from('x'.repeat(100_000));
+    await store.put(key, data);
+    expect((await store.readWhole(key, 100_000))?.equals(data)).toBe(true);
+    expect(await store.readWhole(key, 99_999)).toBeUndefined();
+    expect(await store.readWhole(mintSourceKey('app', 5), 100_000)).toBeUndefined();
+    expect(await store.readWhole('../escape', 100_000)).toBeUndefined();
+  });
+
   it('treats a missing blob as absent, and removing it as done', async () => {
     const store = createDiskSourceStore(dir);
     const key = mintSourceKey('app', 2);
     expect(await store.size(key)).toBeUndefined();
     expect(await store.open(key)).toBeUndefined();
+    expect(await store.readWhole(key, 1024)).toBeUndefined();
     await expect(store.remove(key)).resolves.toBeUndefined();
   });
 

@@ -1,7 +1,11 @@
-import { CONTROL_MAX_BODY, type InjectRequest, type InjectResponse } from '../../agent/protocol.js';
+import {
+  CONTROL_MAX_BODY,
+  INLINE_SOURCE_MAX,
+  type InjectRequest,
+  type InjectResponse,
+} from '../../agent/protocol.js';
 import { AppExitError, RuntimeError, type InjectSpec, type InjectStages } from '../runtime.js';
 import type { SourceStore } from '../../sources/source-store.js';
-import { inlineSource } from './inline-source.js';
 import { installInto, type InstallDeps } from './install-call.js';
 import type { LocalSandbox } from './sandbox.js';
 import { callUntilClosed, endSoon, errorText, type Outcome } from './sandbox-call.js';
@@ -48,7 +52,7 @@ export async function injectInto(
     // The general lane's install pulls the source; otherwise a small one rides along.
     let source: Buffer | undefined;
     if (spec.lane === 'general') await installInto(sandbox, spec, egress, deps);
-    else source = await inlineSource(deps.sources, spec.sourceKey);
+    else source = await deps.sources.readWhole(spec.sourceKey, INLINE_SOURCE_MAX);
     const request = withSource(
       {
         sourceKey: spec.sourceKey,

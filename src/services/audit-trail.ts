@@ -93,7 +93,10 @@ export class AuditTrail {
     return registry.on((event) => {
       if (event.initiator !== 'system') return;
       if (event.kind !== 'suspend' && event.kind !== 'resume') return;
-      this.record(this.systemEntry(event, event.kind));
+      const entry = this.systemEntry(event, event.kind);
+      // A turn later: a wake's resume comes on a visitor's request path, and its synced commit then
+      // overlaps the sandbox's start instead of holding up the claim and the inject call.
+      setImmediate(() => this.record(entry));
     });
   }
 

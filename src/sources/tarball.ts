@@ -104,19 +104,8 @@ export async function inspectTarball(
     }
   });
 
-  try {
-    if (small) await extractBuffer(extract, small);
-    else {
-      await pipeline(
-        Readable.from([data]),
-        gunzip(),
-        new ByteCap(maxUnpacked, () => unpacksTooLarge(maxUnpacked)),
-        extract,
-      );
-    }
-  } catch (err) {
-    throw asRefusal(err);
-  }
+  if (small) await extractBuffer(extract, small).catch(refuse);
+  else await inflateInto(data, maxUnpacked, extract);
   const files = tree.finish();
   if (files.length === 0) throw badRequest('source tarball contains no files');
   const info: SourceInfo = {
@@ -176,18 +165,18 @@ function declaredSize(data: Buffer): number {
  * Inflates and discards, counting: about ten times faster than also parsing tar headers, so an
  * honest bomb is refused in a fraction of a second. Throws 413 over the cap, 400 on a bad stream.
  */
-async function inflateCounting(data: Buffer, max: number): Promise<void> {
-  const discard = new Writable({ write: (_chunk, _encoding, done) => done() });
-  try {
-    await pipeline(
-      Readable.from([data]),
-      gunzip(),
-      new ByteCap(max, () => unpacksTooLarge(max)),
-      discard,
-    );
-  } catch (err) {
-    throw asRefusal(err);
-  }
+function inflateCounting(data: Buffer, max: number): Promise<void> {
+  return inflateInto(data, max, new Writable({ write: (_chunk, _encoding, done) => done() }));
+}
+
+/** Streams `data` gunzipped into `sink`, capped at `max` bytes; a failure is thrown as a refusal. */
+async function inflateInto(data: Buffer, max: number, sink: NodeJS.WritableStream): Promise<void> {
+  await pipeline(
+    Readable.from([data]),
+    gunzip(),
+    new ByteCap(max, () => unpacksTooLarge(max)),
+    sink,
+  ).catch(refuse);
 }
 
 function gunzip(): Gunzip {
@@ -212,6 +201,10 @@ function tooLarge(message: string, max: number): AppError {
 function size(bytes: number): string {
   const mb = bytes / (1024 * 1024);
   return Number.isInteger(mb) ? `${mb} MB` : `${bytes} bytes`;
+}
+
+function refuse(err: unknown): never {
+  throw asRefusal(err);
 }
 
 /** Maps a stream failure to the refusal it stands for; errors of our own making pass through. */

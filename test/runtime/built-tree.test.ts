@@ -1,3 +1,5 @@
+import { pbkdf2 } from 'node:crypto';
+import { promisify } from 'node:util';
 import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -135,6 +137,24 @@ describe('artifact store', () => {
         /larger than 1000 bytes/,
       );
       expect(store.has(key)).toBe(false);
+      expect(readdirSync(dir)).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('keeps nothing of a refused upload while the thread pool is busy', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'slipway-art-'));
+    try {
+      const store = openArtifactStore(dir, { maxBytes: 1000, totalBytes: 10_000 });
+      // Its four threads busy: a file open waits behind this work, past the body's refusal.
+      const busy = Array.from({ length: 4 }, () =>
+        promisify(pbkdf2)('x', 'salt', 200_000, 32, 'sha256'),
+      );
+      await expect(
+        store.write(`app.${'b'.repeat(64)}`, Readable.from([Buffer.alloc(1001)])),
+      ).rejects.toThrow(/larger than 1000 bytes/);
+      await Promise.all(busy);
       expect(readdirSync(dir)).toEqual([]);
     } finally {
       rmSync(dir, { recursive: true, force: true });

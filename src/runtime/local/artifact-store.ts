@@ -1,7 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import {
   createReadStream,
-  createWriteStream,
   mkdirSync,
   readdirSync,
   renameSync,
@@ -10,6 +9,7 @@ import {
   utimesSync,
   type ReadStream,
 } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -102,6 +102,9 @@ export function openArtifactStore(dir: string, limits: ArtifactLimits): Artifact
     async write(key, body) {
       const target = file(key);
       const temp = join(dir, `.${randomBytes(8).toString('hex')}.part`);
+      // Opened before anything streams: a stream left to open its file itself creates it even
+      // after an early refusal, and then after the cleanup below.
+      const handle = await open(temp, 'w', 0o600);
       try {
         await pipeline(
           body,
@@ -109,7 +112,7 @@ export function openArtifactStore(dir: string, limits: ArtifactLimits): Artifact
             limits.maxBytes,
             () => new Error(`artifact is larger than ${limits.maxBytes} bytes`),
           ),
-          createWriteStream(temp, { mode: 0o600 }),
+          handle.createWriteStream(),
         );
         renameSync(temp, target);
       } finally {

@@ -1,7 +1,7 @@
 /**
  * The cluster half of the `k8s-deploy` row (k8s-deploy.ts), run inside test/k8s/netns.sh:
- * `bash test/k8s/netns.sh node --import tsx bench/k8s-deploy-netns.ts N`. Prints the N deploy
- * times (ms) on one line after TIMES_MARK.
+ * `bash test/k8s/netns.sh node --import tsx bench/k8s-deploy-netns.ts N`. Prints the N deploys'
+ * times (ms) and stages on one line after TIMES_MARK.
  */
 import { join, resolve } from 'node:path';
 import { tarGzDir } from '../test/support/tarball.js';
@@ -14,5 +14,4 @@ const n = Number(process.argv[2]);
 if (!Number.isInteger(n) || n < 1)
   throw new Error(`k8s-deploy: a count of deploys, not ${process.argv[2]}`);
 const source = await tarGzDir(join(resolve('examples'), 'node'));
-const times = await k8sDeploys(source, n);
-console.log(`${TIMES_MARK}${JSON.stringify(times)}`);
+console.log(`${TIMES_MARK}${JSON.stringify(await k8sDeploys(source, n))}`);

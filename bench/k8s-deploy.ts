@@ -11,31 +11,38 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseConfig } from '../src/config/load.js';
 import { startSlipway, type Running } from '../src/start.js';
-import { deploy, fetchApp } from '../test/support/deploy.js';
+import { fetchApp } from '../test/support/deploy.js';
 import { freePort } from '../test/k8s/cluster.js';
 import { startSlipwayEnv } from '../test/k8s/slipway-env.js';
-import { percentile, round, sleep } from './stats.js';
+import { BENCH_KEY as KEY, deployTo } from './slipway.js';
+import { percentile, round, sleep, stageMedians, withClientSide } from './stats.js';
 import type { Measured } from './targets.js';
 
-const KEY = 'bench-k8s-key-0123456789abcdef0123';
 const NS = 'slipway';
+
+/** Each deploy's time (ms) and its stages: the server's Server-Timing and the client's. */
+export interface Deploys {
+  times: number[];
+  stages: Record<string, number>[];
+}
 
 export async function k8sDeployRow(source: Buffer, n: number): Promise<Measured> {
   execFileSync('bash', ['test/k8s/build.sh'], { stdio: 'inherit' });
   const local = await start({ runtime: { poolSize: 2 } });
-  const localMs = await deploys(local, source, n, 'local');
+  const { times: localMs } = await deploys(local, source, n, 'local');
   await local.close();
-  const k8sMs = inNetns(n);
+  const { times: k8sMs, stages } = inNetns(n);
   const p50 = percentile(k8sMs, 50) / percentile(localMs, 50);
   return {
     id: 'k8s-deploy p50',
     measured: `${round(percentile(k8sMs, 50), 1)} ms (p99 ${round(percentile(k8sMs, 99), 1)} ms) deploy → live on the test cluster`,
     baseline: `${round(percentile(localMs, 50), 1)} ms local runtime (p99 ${round(percentile(localMs, 99), 1)} ms)`,
     figures: { ratio: round(p50) },
+    stages: stageMedians(stages),
   };
 }
 
-/** What k8s-deploy-netns.ts prints its deploy times after. */
+/** What k8s-deploy-netns.ts prints its deploys (JSON `Deploys`) after. */
 export const TIMES_MARK = 'k8s-deploy times:';
 
 /**
@@ -43,7 +50,7 @@ export const TIMES_MARK = 'k8s-deploy times:';
  * (test/k8s/netns.sh): the test node's pod addresses and every port live on its loopback and
  * never touch the host's.
  */
-function inNetns(n: number): number[] {
+function inNetns(n: number): Deploys {
   const out = execFileSync(
     'bash',
     [
@@ -58,11 +65,11 @@ function inNetns(n: number): number[] {
   );
   const line = out.split('\n').find((l) => l.startsWith(TIMES_MARK));
   if (!line) throw new Error(`k8s-deploy: the namespaced run printed no times:\n${out}`);
-  return JSON.parse(line.slice(TIMES_MARK.length)) as number[];
+  return JSON.parse(line.slice(TIMES_MARK.length)) as Deploys;
 }
 
 /** Deploy → live on the test cluster, `n` times into full pools; in test/k8s/netns.sh only. */
-export async function k8sDeploys(source: Buffer, n: number): Promise<number[]> {
+export async function k8sDeploys(source: Buffer, n: number): Promise<Deploys> {
   const env = await startSlipwayEnv(NS, 'bench-sources');
   const k8s = await start({
     ...env.config(),
@@ -103,16 +110,19 @@ async function start(raw: Record<string, unknown>): Promise<Running> {
   return startSlipway(config, { logger: false });
 }
 
-async function deploys(s: Running, source: Buffer, n: number, label: string): Promise<number[]> {
+async function deploys(s: Running, source: Buffer, n: number, label: string): Promise<Deploys> {
   const times: number[] = [];
+  const stages: Record<string, number>[] = [];
   for (let i = 0; i < n; i += 1) {
     const name = `${label}-deploy-${i}`;
     const started = performance.now();
-    const res = await deploy(s.baseURL, KEY, { name }, source);
+    const res = await deployTo(s.baseURL, name, source);
     if (res.status !== 200) throw new Error(`${label}: deploy answered ${res.status}`);
+    const answered = performance.now();
     const page = await fetchApp(String(res.body.url));
     if (page.status !== 200) throw new Error(`${label}: URL answered ${page.status}`);
     times.push(performance.now() - started);
+    stages.push(withClientSide(res.stages, answered - started, performance.now() - answered));
     await fetch(`${s.baseURL}/v1/apps/${name}`, {
       method: 'DELETE',
       headers: { authorization: `Bearer ${KEY}` },
@@ -120,5 +130,5 @@ async function deploys(s: Running, source: Buffer, n: number, label: string): Pr
     // As the local row: not back to back, the pools get their refill.
     await sleep(300);
   }
-  return times;
+  return { times, stages };
 }

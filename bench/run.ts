@@ -16,7 +16,7 @@ import { startRow } from './start.js';
 import { wrk } from './wrk.js';
 import { measureRollback } from './rollback.js';
 import { api, BENCH_KEY, deployTo, startSlipwayProcess, type SlipwayProcess } from './slipway.js';
-import { percentile, round, sleep, stageMedians } from './stats.js';
+import { percentile, round, sleep, stageMedians, withClientSide } from './stats.js';
 import { judge, summary, type Measured, type Row } from './targets.js';
 
 const N = Number(process.env.BENCH_N ?? 50);
@@ -115,19 +115,6 @@ async function deployRow(
       figures: { ratio: round(p99) },
     });
   }
-}
-
-/**
- * The server's stages, and the client's: `http` is the deploy request's time the server did not
- * account for (sending the upload, the connection), `first-request` the app's URL answering.
- */
-function withClientSide(
-  stages: Record<string, number>,
-  requestMs: number,
-  firstRequestMs: number,
-): Record<string, number> {
-  const server = Object.values(stages).reduce((a, b) => a + b, 0);
-  return { ...stages, http: Math.max(0, requestMs - server), 'first-request': firstRequestMs };
 }
 
 async function wakeRow(s: SlipwayProcess, source: Buffer): Promise<void> {

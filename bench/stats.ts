@@ -19,6 +19,19 @@ export function stageMedians(samples: Record<string, number>[]): Record<string, 
   );
 }
 
+/**
+ * The server's stages, and the client's: `http` is the deploy request's time the server did not
+ * account for (sending the upload, the connection), `first-request` the app's URL answering.
+ */
+export function withClientSide(
+  stages: Record<string, number>,
+  requestMs: number,
+  firstRequestMs: number,
+): Record<string, number> {
+  const server = Object.values(stages).reduce((a, b) => a + b, 0);
+  return { ...stages, http: Math.max(0, requestMs - server), 'first-request': firstRequestMs };
+}
+
 export const round = (n: number, digits = 2): number => Number(n.toFixed(digits));
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

@@ -94,7 +94,7 @@ export class DirectRoutes implements AccessGate {
   ) {
     registry.routeWith({
       release: (appId, sandbox) => this.release(appId, sandbox),
-      settle: (appId) => this.sync(appId),
+      settle: (appId) => this.settle(appId),
     });
     publisher.onActivity?.((appIds) => appIds.forEach((appId) => registry.touch(appId)));
   }
@@ -183,6 +183,17 @@ export class DirectRoutes implements AccessGate {
     const target = targetOf(sandbox);
     if (target === undefined || this.current.get(appId) !== targetKey(target)) return;
     await this.sync(appId);
+  }
+
+  /**
+   * What a deploy, rollback or resume waits for before it answers. A direct route that still sends
+   * visitors to another sandbox (the version before) is moved first. An app without one is
+   * reached through the fallback route, whose router serves it now: its first route is written
+   * without holding the answer (on Kubernetes, three API writes).
+   */
+  settle(appId: string): Promise<void> {
+    const change = this.sync(appId);
+    return this.current.has(appId) ? change : Promise.resolve();
   }
 
   /** Makes the app's route match its state now; queued behind the app's previous change. */

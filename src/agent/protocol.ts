@@ -66,6 +66,17 @@ export interface InjectRequest {
   startTimeoutMs: number;
 }
 
+/** The request with the source in it, unless there is none or the agent would not read that much. */
+export function withInlineSource(
+  request: InjectRequest,
+  source: Buffer | undefined,
+): InjectRequest {
+  if (!source) return request;
+  const text = source.toString('base64');
+  const bytes = Buffer.byteLength(JSON.stringify(request)) + text.length + '"source":"",'.length;
+  return bytes <= CONTROL_MAX_BODY ? { ...request, source: text } : request;
+}
+
 /**
  * General lane: `POST /install` comes before `POST /inject` (same sourceKey). The agent pulls and
  * unpacks the source, runs the template's install step in /app, and answers; the inject then

@@ -1,3 +1,4 @@
+import { INLINE_SOURCE_MAX } from '../agent/protocol.js';
 import { ConfigError } from '../config/load.js';
 import { durationMs, type Config } from '../config/schema.js';
 import type { ClusterIdentity } from '../cluster/cluster-identity.js';
@@ -94,6 +95,7 @@ export async function openRuntime(config: Config, deps: RuntimeDeps): Promise<Ru
           }
         : {}),
       sourceUrl: presign,
+      inlineSource: (key) => sourceStore.readWhole(key, INLINE_SOURCE_MAX),
       versions: runtime.kubernetes.versions,
       log: deps.log,
     });

@@ -16,6 +16,7 @@ import { isSourceKey } from './keys.js';
 import { PingCache } from './ping-cache.js';
 import { CallTimeout, isMissingObject, objectStoreFault } from './s3-faults.js';
 import { readWholeStreamed } from './read-whole.js';
+import { RecentBlobs } from './recent-blobs.js';
 import type { SourceStore, StoredBlob } from './source-store.js';
 
 export interface S3SourceStoreOptions {
@@ -58,6 +59,7 @@ export function createS3SourceStore(opts: S3SourceStoreOptions): SourceStore {
   const { bucket, prefix } = opts;
   const objectKey = (key: string): string => `${prefix}${key}${BLOB_SUFFIX}`;
   const health = new PingCache(opts.pingEveryMs ?? 1_000, opts.now ?? Date.now);
+  const recent = new RecentBlobs(RECENT, opts.now);
 
   /** One call, bounded; any failure is a fault that also marks the store down. */
   async function call<T>(run: (abortSignal: AbortSignal) => Promise<T>): Promise<T> {
@@ -93,6 +95,7 @@ export function createS3SourceStore(opts: S3SourceStoreOptions): SourceStore {
         ),
       );
       health.passed();
+      recent.add(key, data);
     },
 
     async open(key) {
@@ -108,7 +111,9 @@ export function createS3SourceStore(opts: S3SourceStoreOptions): SourceStore {
       return found.Body;
     },
 
-    readWhole: (key, max) => readWholeStreamed(store, key, max),
+    async readWhole(key, max) {
+      return recent.get(key, max) ?? readWholeStreamed(store, key, max);
+    },
 
     async size(key) {
       if (!isSourceKey(key)) return undefined;
@@ -122,6 +127,7 @@ export function createS3SourceStore(opts: S3SourceStoreOptions): SourceStore {
 
     async remove(key) {
       requireKey(key);
+      recent.drop(key);
       // S3 answers a delete of a missing object with success: nothing to tell apart.
       await call((abortSignal) =>
         client.send(new DeleteObjectCommand({ Bucket: bucket, Key: objectKey(key) }), {
@@ -179,6 +185,8 @@ export function createS3SourceStore(opts: S3SourceStoreOptions): SourceStore {
 }
 
 const BLOB_SUFFIX = '.tar.gz';
+/** What a deploy's inject reads back right after the upload is kept in memory (RecentBlobs). */
+const RECENT = { maxBlob: 1024 * 1024, maxTotal: 8 * 1024 * 1024, ttlMs: 60_000 };
 
 function requireKey(key: string): void {
   if (!isSourceKey(key)) {

@@ -61,6 +61,8 @@ describe('kubernetes runtime (real API server, agent-sandbox controller, test no
   let relay: Relay;
   let sources: Server;
   const blobs = new Map<string, Buffer>();
+  /** Sources the runtime sends inside the inject (none is served for a pull). */
+  const inline = new Map<string, Buffer>();
   const logs: string[] = [];
 
   beforeAll(async () => {
@@ -119,6 +121,7 @@ describe('kubernetes runtime (real API server, agent-sandbox controller, test no
         allowPrivate: [],
       },
       sourceUrl: (key) => Promise.resolve(`http://127.0.0.1:${port}/${encodeURIComponent(key)}`),
+      inlineSource: (key) => Promise.resolve(inline.get(key)),
       versions: { node: process.versions.node },
       log: (_level, msg, extra) => logs.push(`${msg} ${JSON.stringify(extra ?? {})}`),
     };
@@ -189,6 +192,15 @@ describe('kubernetes runtime (real API server, agent-sandbox controller, test no
     );
     await expect(get(app)).rejects.toThrow();
     await runtime.reap(site);
+  });
+
+  it('sends a small source inside the inject request: the pod pulls nothing', async () => {
+    // Not among the served blobs: a pull of it would answer 404 and the inject would fail.
+    inline.set('inline.v1', await tarball('examples/node'));
+    const app = await runtime.claim('node', 'app-inline');
+    await runtime.inject(app, spec('app-inline', 'node', { sourceKey: 'inline.v1' }));
+    expect((await get(app)).status).toBe(200);
+    await runtime.reap(app);
   });
 
   it("keeps a pod's agent to the control plane: one enroll, the enroll key is no token, nothing without the sandbox's own", async () => {

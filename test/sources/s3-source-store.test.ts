@@ -1,5 +1,10 @@
 import type { Readable } from 'node:stream';
-import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+} from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isStorageFault, ObjectStoreFault } from '../../src/persistence/storage-faults.js';
 import { mintSourceKey } from '../../src/sources/keys.js';
@@ -150,6 +155,32 @@ describe('S3 source store (moto)', () => {
   it('caps a pre-signed URL at the configured expiry, rounded to whole seconds', async () => {
     const url = new URL((await storeFor().presignGet?.(mintSourceKey('signed', 2))) ?? '');
     expect(url.searchParams.get('X-Amz-Expires')).toBe('300');
+  });
+
+  it('reads back a small blob it just wrote from memory, and a removed one not at all', async () => {
+    const store = storeFor();
+    const key = mintSourceKey('recent', 1);
+    const data = Buffer.from('a small source, injected right after its upload');
+    await store.put(key, data);
+    // Gone from the bucket behind the store's back: only the copy the put kept can answer.
+    await moto.client.send(
+      new DeleteObjectCommand({ Bucket: BUCKET, Key: `test/sources/${key}.tar.gz` }),
+    );
+    expect((await store.readWhole(key, 1024))?.equals(data)).toBe(true);
+    expect(await store.readWhole(key, data.length - 1)).toBeUndefined();
+    await store.remove(key);
+    expect(await store.readWhole(key, 1024)).toBeUndefined();
+  });
+
+  it('reads a blob another process wrote from the bucket', async () => {
+    const store = storeFor();
+    const key = mintSourceKey('elsewhere', 1);
+    const data = Buffer.from('written by another replica');
+    await moto.client.send(
+      new PutObjectCommand({ Bucket: BUCKET, Key: `test/sources/${key}.tar.gz`, Body: data }),
+    );
+    expect((await store.readWhole(key, 1024))?.equals(data)).toBe(true);
+    expect(await store.readWhole(key, data.length - 1)).toBeUndefined();
   });
 
   it('streams a blob whole, the same bytes the bucket holds', async () => {

@@ -9,7 +9,7 @@ import {
   type Sandbox,
 } from '../runtime.js';
 import { callAgent } from './agent-client.js';
-import { adoptClaim, recordRuns } from './claim-adoption.js';
+import { adoptClaim, recordRuns, type Runs } from './claim-adoption.js';
 import { bindClaim, type BindDeps, type Claim } from './claim-binding.js';
 import { ObjectWatch, type WatchedObject } from './claim-watch.js';
 import { gateAddress, setUpCluster } from './cluster-setup.js';
@@ -41,6 +41,8 @@ export interface KubernetesRuntimeOptions {
   pod: PodSpecOptions;
   /** A short-lived URL the agent pulls the source from (a pre-signed object-store GET). */
   sourceUrl(key: string): Promise<string>;
+  /** The source itself when it is small enough to ride in the inject request. */
+  inlineSource(key: string): Promise<Buffer | undefined>;
   /** The language runtimes in the agent image, as `x.y.z`. */
   versions: Record<string, string>;
   egress: EgressOptions;
@@ -121,6 +123,8 @@ export function createKubernetesRuntime(opts: KubernetesRuntimeOptions): Runtime
   let starting: Promise<void> | undefined;
   let adopted: AdoptedSandbox[] = [];
   let orphanTimer: NodeJS.Timeout | undefined;
+  const noting = new Set<Promise<void>>();
+
 
   function watch<T extends WatchedObject>(
     plural: string,
@@ -225,6 +229,24 @@ export function createKubernetesRuntime(opts: KubernetesRuntimeOptions): Runtime
     }
   };
 
+  /**
+   * Writes on the claim what its pod runs, for the next process to adopt it: an API write (10-50 ms
+   * on the test cluster) the deploy's answer does not wait for. Without it the next process starts
+   * the app anew, no worse; a stop waits for the writes in flight.
+   */
+  const noteRuns = (pod: PodSandbox, runs: Runs): void => {
+    const write = recordRuns(kube, pod.id, runs)
+      .catch((err: unknown) => {
+        if (pod.phase === 'gone') return;
+        opts.log('warn', 'cannot note on the claim what it runs', {
+          sandbox: pod.id,
+          error: apiErrorText(err),
+        });
+      })
+      .finally(() => noting.delete(write));
+    noting.add(write);
+  };
+
   /** A pod that serves an app stays for the next process; our ends of it close. */
   const leave = (pod: PodSandbox): void => {
     claimed.delete(pod.id);
@@ -256,6 +278,7 @@ export function createKubernetesRuntime(opts: KubernetesRuntimeOptions): Runtime
       await gateEndpoint?.withdraw();
       clearTimeout(orphanTimer);
       adopted = [];
+      await Promise.all(noting);
       await Promise.all(
         [...claimed.values()].map((s) =>
           opts.keepRunning && s.phase === 'running' ? leave(s) : reap(s),
@@ -292,19 +315,13 @@ export function createKubernetesRuntime(opts: KubernetesRuntimeOptions): Runtime
       try {
         const stages = await injectPod(pod, spec, {
           sourceUrl: opts.sourceUrl,
+          inlineSource: opts.inlineSource,
           startTimeoutMs: opts.startTimeoutMs,
           allowPrivate: opts.egress.allowPrivate,
           log: opts.log,
         });
         pod.phase = 'running';
-        const runs = { app: spec.appId, version: spec.version, allowedHosts: spec.allowedHosts };
-        // Without it the next process cannot adopt the pod: it starts the app anew, no worse.
-        await recordRuns(kube, pod.id, runs).catch((err: unknown) =>
-          opts.log('warn', 'cannot note on the claim what it runs', {
-            sandbox: pod.id,
-            error: apiErrorText(err),
-          }),
-        );
+        noteRuns(pod, { app: spec.appId, version: spec.version, allowedHosts: spec.allowedHosts });
         return stages;
       } catch (err) {
         pod.phase = 'failed';

@@ -1,4 +1,4 @@
-import type { InjectRequest, InjectResponse } from '../../agent/protocol.js';
+import { withInlineSource, type InjectRequest, type InjectResponse } from '../../agent/protocol.js';
 import { AppExitError, RuntimeError, type InjectSpec, type InjectStages } from '../runtime.js';
 import { callAgent } from './agent-client.js';
 import type { PodSandbox } from './pod-sandbox.js';
@@ -7,6 +7,8 @@ import type { Log } from '../../logging.js';
 export interface InjectDeps {
   /** A short-lived URL the agent pulls the source from (a pre-signed object-store GET). */
   sourceUrl(key: string): Promise<string>;
+  /** The source itself when it is small (INLINE_SOURCE_MAX): it rides in the inject request. */
+  inlineSource(key: string): Promise<Buffer | undefined>;
   startTimeoutMs: number;
   /** `runtime.egress.allowPrivate`. */
   allowPrivate: string[];
@@ -19,9 +21,10 @@ const INJECT_GRACE_MS = 2_000;
 const EXIT_REPORT_WAIT_MS = 1_000;
 
 /**
- * One inject into a claimed pod: a source URL for it, the pod's egress opened to the object store
- * for the pull only, `POST /inject`, and the answer turned into success, AppExitError (the app
- * exited first) or RuntimeError (transient unless the source or entrypoint cannot work).
+ * One inject into a claimed pod: `POST /inject` with the source in it when it is small, else with
+ * a source URL and the pod's egress opened to the object store for the pull only; the answer
+ * turned into success, AppExitError (the app exited first) or RuntimeError (transient unless the
+ * source or entrypoint cannot work).
  */
 export async function injectPod(
   pod: PodSandbox,
@@ -31,6 +34,16 @@ export async function injectPod(
   if (spec.template !== pod.template) {
     throw new RuntimeError(`sandbox ${pod.id} runs ${pod.template}, not ${spec.template}`, false);
   }
+  const request = withInlineSource(
+    {
+      sourceKey: spec.sourceKey,
+      env: spec.env,
+      startTimeoutMs: deps.startTimeoutMs,
+      ...(spec.entrypoint ? { entrypoint: spec.entrypoint } : {}),
+    },
+    await smallSource(spec.sourceKey, deps),
+  );
+  if (request.source !== undefined) return startApp(pod, spec, request, deps);
   const sourceUrl = await deps.sourceUrl(spec.sourceKey).catch((err: unknown) => {
     throw new RuntimeError(`cannot hand out the source: ${(err as Error).message}`, true);
   });
@@ -43,25 +56,31 @@ export async function injectPod(
     allowPrivate: [...deps.allowPrivate, store.hostname.replace(/^\[|\]$/g, '')],
   });
   try {
-    return await startApp(pod, spec, sourceUrl, deps);
+    return await startApp(pod, spec, { ...request, sourceUrl }, deps);
   } finally {
     pod.egress.rules.set({ allowedHosts: spec.allowedHosts, allowPrivate: deps.allowPrivate });
+  }
+}
+
+/** The source to send along, when it is small and can be read; else the pod pulls it. */
+async function smallSource(key: string, deps: InjectDeps): Promise<Buffer | undefined> {
+  try {
+    return await deps.inlineSource(key);
+  } catch (err) {
+    deps.log('info', 'source not read for the inject; the pod pulls it', {
+      source: key,
+      error: (err as Error).message,
+    });
+    return undefined;
   }
 }
 
 async function startApp(
   pod: PodSandbox,
   spec: InjectSpec,
-  sourceUrl: string,
+  request: InjectRequest,
   deps: InjectDeps,
 ): Promise<InjectStages> {
-  const request: InjectRequest = {
-    sourceKey: spec.sourceKey,
-    sourceUrl,
-    env: spec.env,
-    startTimeoutMs: deps.startTimeoutMs,
-    ...(spec.entrypoint ? { entrypoint: spec.entrypoint } : {}),
-  };
   const started = performance.now();
   const timeoutMs = deps.startTimeoutMs + INJECT_GRACE_MS;
   const answer = await callAgent(

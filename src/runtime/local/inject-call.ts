@@ -1,9 +1,4 @@
-import {
-  CONTROL_MAX_BODY,
-  INLINE_SOURCE_MAX,
-  type InjectRequest,
-  type InjectResponse,
-} from '../../agent/protocol.js';
+import { INLINE_SOURCE_MAX, withInlineSource, type InjectResponse } from '../../agent/protocol.js';
 import { AppExitError, RuntimeError, type InjectSpec, type InjectStages } from '../runtime.js';
 import type { SourceStore } from '../../sources/source-store.js';
 import { installInto, type InstallDeps } from './install-call.js';
@@ -12,7 +7,7 @@ import { callUntilClosed, endSoon, errorText, type Outcome } from './sandbox-cal
 
 export interface InjectDeps extends InstallDeps {
   startTimeoutMs: number;
-  /** Where a small source is read from to go with the inject (inline-source.ts). */
+  /** Where a small source is read from to go with the inject (INLINE_SOURCE_MAX). */
   sources: SourceStore;
 }
 
@@ -53,7 +48,7 @@ export async function injectInto(
     let source: Buffer | undefined;
     if (spec.lane === 'general') await installInto(sandbox, spec, egress, deps);
     else source = await deps.sources.readWhole(spec.sourceKey, INLINE_SOURCE_MAX);
-    const request = withSource(
+    const request = withInlineSource(
       {
         sourceKey: spec.sourceKey,
         env: spec.env,
@@ -94,14 +89,6 @@ export async function injectInto(
     if (err instanceof AppExitError || err instanceof RuntimeError) throw err;
     throw new RuntimeError(`inject into sandbox ${sandbox.id} failed: ${String(err)}`, true);
   }
-}
-
-/** The request with the source in it, unless there is none or the agent would not read that much. */
-function withSource(request: InjectRequest, source: Buffer | undefined): InjectRequest {
-  if (!source) return request;
-  const text = source.toString('base64');
-  const bytes = Buffer.byteLength(JSON.stringify(request)) + text.length + '"source":"",'.length;
-  return bytes <= CONTROL_MAX_BODY ? { ...request, source: text } : request;
 }
 
 async function failure(

@@ -43,7 +43,11 @@ export async function injectPod(
     },
     await smallSource(spec.sourceKey, deps),
   );
-  if (request.source !== undefined) return startApp(pod, spec, request, deps);
+  const own = { allowedHosts: spec.allowedHosts, allowPrivate: deps.allowPrivate };
+  if (request.source !== undefined) {
+    pod.egress.rules.set(own);
+    return startApp(pod, spec, request, deps);
+  }
   const sourceUrl = await deps.sourceUrl(spec.sourceKey).catch((err: unknown) => {
     throw new RuntimeError(`cannot hand out the source: ${(err as Error).message}`, true);
   });
@@ -58,7 +62,7 @@ export async function injectPod(
   try {
     return await startApp(pod, spec, { ...request, sourceUrl }, deps);
   } finally {
-    pod.egress.rules.set({ allowedHosts: spec.allowedHosts, allowPrivate: deps.allowPrivate });
+    pod.egress.rules.set(own);
   }
 }
 

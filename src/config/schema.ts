@@ -301,6 +301,11 @@ export const configSchema = z.strictObject({
           /** How long a claim may take to bind to a Ready sandbox before the attempt fails. */
           claimTimeout: duration.default('30s'),
           /**
+           * Claims bound to a warm pod ahead of deploys, per template: a deploy takes one instead
+           * of waiting for the controller to bind its claim. Each holds a pod besides the pool's.
+           */
+          claimAhead: z.number().int().min(0).max(16).default(1),
+          /**
            * This installation's name on the cluster objects it writes (the `slipway.dev/instance`
            * label): a start adopts and deletes only claims and routes carrying it. The chart sets
            * the release name; unset, an id kept in the store (the same across restarts).

@@ -69,6 +69,7 @@ export async function openRuntime(config: Config, deps: RuntimeDeps): Promise<Ru
           : ['static', 'node', 'python'],
       poolSize: runtime.poolSize,
       claimTimeoutMs: durationMs(runtime.kubernetes.claimTimeout),
+      claimAhead: runtime.kubernetes.claimAhead,
       startTimeoutMs: durationMs(runtime.startTimeout),
       pod: {
         image: runtime.kubernetes.image,

@@ -88,12 +88,16 @@ describe("Slipway on the chart's sandbox objects (real API server, agent-sandbox
     const app = await waitForPhase(server.baseURL, ALICE, name, ['Ready', 'Failed'], 60_000);
     expect(app.phase, JSON.stringify(app)).toBe('Ready');
     expect((await fetchApp(String(app.url))).body).toContain(text);
-    const claims = await env.cluster.api.must<{
-      items: { spec: { warmPoolRef: { name: string } } }[];
-    }>(
-      'GET',
-      `${EXT}/namespaces/${NS}/sandboxclaims?labelSelector=${encodeURIComponent(`slipway.dev/app-id=${name}`)}`,
-    );
+    // Labelled with its app once it runs (it may have been claimed ahead of the deploy).
+    const claims = await waitFor('the app claim labelled', async () => {
+      const found = await env.cluster.api.must<{
+        items: { spec: { warmPoolRef: { name: string } } }[];
+      }>(
+        'GET',
+        `${EXT}/namespaces/${NS}/sandboxclaims?labelSelector=${encodeURIComponent(`slipway.dev/app-id=${name}`)}`,
+      );
+      return found.items.length > 0 ? found : undefined;
+    });
     const pool = objects.find(
       (o) =>
         o.kind === 'SandboxWarmPool' && o.metadata?.labels?.['slipway.dev/template'] === example,

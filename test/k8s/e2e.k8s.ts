@@ -109,6 +109,8 @@ describe('Slipway on Kubernetes (real API server, agent-sandbox, S3 sources)', (
     const res = await fetchApp(String(app.url));
     expect(res.status).toBe(200);
     expect(res.body).toContain(text);
+    // Labelled with its app once it runs (it may have been claimed ahead of the deploy).
+    await waitFor('its one claim labelled', async () => (await claimsOf(app.app_id)).length === 1);
     expect(await claimsOf(app.app_id)).toHaveLength(1);
   });
 
@@ -387,7 +389,10 @@ http.createServer(async (req, res) => {
       30_000,
     );
     type Bound = { status?: { sandbox?: { name?: string; podIPs?: string[] } } };
-    const [claim] = await claimsOf(app.app_id);
+    const [claim] = await waitFor('its claim labelled', async () => {
+      const found = await claimsOf(app.app_id);
+      return found.length > 0 ? found : undefined;
+    });
     expect(claim).toBeDefined();
     const bound = await cluster.api.must<Bound>(
       'GET',
@@ -454,9 +459,10 @@ http.createServer(async (req, res) => {
       expect(app.phase).toBe('Failed');
       expect(app.reason).toBe('ClaimFailed');
       expect(app.message).toMatch(/after 5 retries: no warm static sandbox/);
+      // No app's claim is left (the claims made ahead of deploys, with no app, retry meanwhile).
       const left = await cluster.api.must<{ items: unknown[] }>(
         'GET',
-        `${EXT}/namespaces/${lonely}/sandboxclaims`,
+        `${EXT}/namespaces/${lonely}/sandboxclaims?labelSelector=slipway.dev%2Fapp-id`,
       );
       expect(left.items).toHaveLength(0);
     } finally {

@@ -106,6 +106,7 @@ describe('kubernetes runtime (real API server, agent-sandbox controller, test no
       orphanGraceMs: 60_000,
       templates: ['static', 'node', 'python'],
       poolSize: 1,
+      claimAhead: 0,
       claimTimeoutMs: 10_000,
       startTimeoutMs: 15_000,
       pod: {
@@ -251,6 +252,71 @@ describe('kubernetes runtime (real API server, agent-sandbox controller, test no
     expect(err).toBeInstanceOf(AppExitError);
     expect((err as AppExitError).exit.code).toBe(3);
     expect((err as AppExitError).exit.lastLines.join('\n')).toContain('boom: no database');
+  });
+
+  it('holds a claim ahead per template: a deploy takes it at once, a new one replaces it, a held pod that goes is replaced', async () => {
+    type Claim = {
+      metadata: { name: string; labels: Record<string, string> };
+      status?: { sandbox?: { name?: string } };
+    };
+    const held = async () =>
+      (
+        await cluster.api.must<{ items: Claim[] }>(
+          'GET',
+          `${EXT}/namespaces/${NS}/sandboxclaims?labelSelector=${encodeURIComponent('slipway.dev/template=node,!slipway.dev/app-id')}`,
+        )
+      ).items;
+    const heldBound = (not: string[] = []) =>
+      waitFor(
+        'a node claim held ahead, bound',
+        async () => {
+          const found = (await held()).filter((c) => !not.includes(c.metadata.name));
+          return found.length === 1 && found[0]?.status?.sandbox?.name ? found[0] : undefined;
+        },
+        30_000,
+      );
+    await runtime.stop();
+    runtime = createKubernetesRuntime({ ...options, claimAhead: 1 });
+    await runtime.start();
+    const first = await heldBound();
+    const holding = () => (runtime.status().claimsAhead as Record<string, number>).node === 1;
+    await waitFor('the reserve holds its pod', async () => holding(), 30_000);
+
+    const app = await runtime.claim('node', 'app-ahead');
+    expect(app.id).toBe(first.metadata.name);
+    await runtime.inject(app, spec('app-ahead', 'node'));
+    expect((await get(app)).status).toBe(200);
+    await waitFor(
+      'the claim labelled with its app once it runs',
+      async () =>
+        (await cluster.api.must<Claim>('GET', `${EXT}/namespaces/${NS}/sandboxclaims/${app.id}`))
+          .metadata.labels['slipway.dev/app-id'] === 'app-ahead',
+      10_000,
+    );
+    const second = await heldBound([first.metadata.name]);
+    await waitFor('the reserve holds the new pod', async () => holding(), 30_000);
+
+    // Its pod goes away while held: the claim is let go and another made.
+    const pod = String(second.status?.sandbox?.name);
+    await cluster.api.must('DELETE', `/api/v1/namespaces/${NS}/pods/${pod}`);
+    const third = await heldBound([first.metadata.name, second.metadata.name]);
+    await waitFor(
+      'the claim that lost its pod deleted',
+      async () =>
+        (await cluster.api.get(`${EXT}/namespaces/${NS}/sandboxclaims/${second.metadata.name}`))
+          .status === 404,
+      30_000,
+    );
+
+    await runtime.reap(app);
+    // A stop lets the held claims go.
+    await runtime.stop();
+    expect(
+      (await cluster.api.get(`${EXT}/namespaces/${NS}/sandboxclaims/${third.metadata.name}`))
+        .status,
+    ).toBe(404);
+    runtime = createKubernetesRuntime(options);
+    await runtime.start();
   });
 
   it('replaces a warm pool whose template changed, so no pod runs an old spec', async () => {

@@ -45,6 +45,7 @@ Secrets never go in here: the API key and the S3 credentials reach the pod as en
     "kubernetes" (dict
       "image" $v.sandboxes.image
       "claimTimeout" $v.sandboxes.claimTimeout
+      "claimAhead" (int $v.sandboxes.claimAhead)
       "instance" .Release.Name
       "leaderElection" (dict "enabled" (eq $v.store.backend "configmap") "leaseSeconds" (int $v.leaderElection.leaseSeconds) "renewSeconds" (int $v.leaderElection.renewSeconds))
       "versions" $v.sandboxes.versions

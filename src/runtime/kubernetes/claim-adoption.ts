@@ -22,7 +22,10 @@ export interface Runs {
 
 const CALL_TIMEOUT_MS = 5_000;
 
-/** Writes `runs` on the claim (a merge patch: its other fields stay). */
+/**
+ * Writes `runs` on the claim, with its app label (a claim made ahead had none): one merge patch,
+ * its other fields stay.
+ */
 export async function recordRuns(kube: KubeApply, claim: string, runs: Runs): Promise<void> {
   await kube.custom.patchNamespacedCustomObject(
     {
@@ -30,7 +33,12 @@ export async function recordRuns(kube: KubeApply, claim: string, runs: Runs): Pr
       namespace: kube.namespace,
       plural: CLAIMS,
       name: claim,
-      body: { metadata: { annotations: { [RUNS_ANNOTATION]: JSON.stringify(runs) } } },
+      body: {
+        metadata: {
+          labels: { [LABELS.app]: runs.app },
+          annotations: { [RUNS_ANNOTATION]: JSON.stringify(runs) },
+        },
+      },
     },
     setHeaderOptions('Content-Type', PatchStrategy.MergePatch, timeoutOptions(CALL_TIMEOUT_MS)),
   );

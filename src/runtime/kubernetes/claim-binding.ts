@@ -33,14 +33,15 @@ export interface BindDeps {
 const ENROLL_TIMEOUT_MS = 5_000;
 
 /**
- * One start attempt's sandbox: a SandboxClaim against the template's warm pool, bound to a Ready
- * pod within the claim timeout (a transient RuntimeError otherwise: the app machine retries), then
- * the pod enrolled with a token of its own and its event stream followed. A claim that fails on
- * the way is deleted, so nothing is left holding a pod.
+ * One sandbox: a SandboxClaim against the template's warm pool, bound to a Ready pod within the
+ * claim timeout (a transient RuntimeError otherwise: the app machine retries), then the pod
+ * enrolled with a token of its own and its event stream followed. A claim that fails on the way is
+ * deleted, so nothing is left holding a pod. `appId` undefined: a claim made ahead of any deploy
+ * (claim-reserve.ts); recordRuns labels it with its app later.
  */
 export async function bindClaim(
   template: string,
-  appId: string,
+  appId: string | undefined,
   deps: BindDeps,
 ): Promise<PodSandbox> {
   const { kube, claims } = deps;
@@ -54,7 +55,7 @@ export async function bindClaim(
           ...MANAGED,
           [LABELS.instance]: deps.instance,
           [LABELS.template]: template,
-          [LABELS.app]: appId,
+          ...(appId === undefined ? {} : { [LABELS.app]: appId }),
         },
       },
       spec: { warmPoolRef: { name: deps.poolOf.get(template) ?? poolName(template) } },

@@ -11,6 +11,7 @@ import {
 import { callAgent } from './agent-client.js';
 import { adoptClaim, recordRuns, type Runs } from './claim-adoption.js';
 import { bindClaim, type BindDeps, type Claim } from './claim-binding.js';
+import { ClaimReserve } from './claim-reserve.js';
 import { ObjectWatch, type WatchedObject } from './claim-watch.js';
 import { gateAddress, setUpCluster } from './cluster-setup.js';
 import { egressEndpoint, type EgressEndpoint } from './egress-endpoint.js';
@@ -35,6 +36,8 @@ export interface KubernetesRuntimeOptions {
   orphanGraceMs: number;
   templates: readonly ('static' | 'node' | 'python')[];
   poolSize: number;
+  /** Claims bound ahead of deploys per template (claim-reserve.ts); 0: each deploy claims. */
+  claimAhead: number;
   /** How long a claim may take to bind to a Ready sandbox before it counts as failed. */
   claimTimeoutMs: number;
   startTimeoutMs: number;
@@ -124,7 +127,21 @@ export function createKubernetesRuntime(opts: KubernetesRuntimeOptions): Runtime
   let adopted: AdoptedSandbox[] = [];
   let orphanTimer: NodeJS.Timeout | undefined;
   const noting = new Set<Promise<void>>();
-
+  const reserve = new ClaimReserve({
+    size: opts.claimAhead,
+    templates: opts.templates,
+    bind: (template) => bindClaim(template, undefined, bindDeps),
+    release: (pod) => {
+      pod.close();
+      return kube.deleteExt(CLAIMS, pod.id).catch((err: unknown) =>
+        opts.log('warn', 'a claim held ahead could not be deleted', {
+          claim: pod.id,
+          error: apiErrorText(err),
+        }),
+      );
+    },
+    log: opts.log,
+  });
 
   function watch<T extends WatchedObject>(
     plural: string,
@@ -177,6 +194,7 @@ export function createKubernetesRuntime(opts: KubernetesRuntimeOptions): Runtime
         'left by a previous run',
       );
     state = 'started';
+    reserve.start();
     // Once the pods it holds are known: a connection from one of them finds its gate.
     if (opts.egress.pod) {
       gateEndpoint = egressEndpoint({
@@ -278,7 +296,7 @@ export function createKubernetesRuntime(opts: KubernetesRuntimeOptions): Runtime
       await gateEndpoint?.withdraw();
       clearTimeout(orphanTimer);
       adopted = [];
-      await Promise.all(noting);
+      await Promise.all([...noting, reserve.stop()]);
       await Promise.all(
         [...claimed.values()].map((s) =>
           opts.keepRunning && s.phase === 'running' ? leave(s) : reap(s),
@@ -286,6 +304,8 @@ export function createKubernetesRuntime(opts: KubernetesRuntimeOptions): Runtime
       );
       opts.access.stop();
       await Promise.all([claims.stop(), pools.stop()]);
+      // Claims still binding fail with the watch; each deletes its own.
+      await reserve.drained();
       await egressPort?.close();
     },
 
@@ -296,7 +316,7 @@ export function createKubernetesRuntime(opts: KubernetesRuntimeOptions): Runtime
       await starting;
       if (state !== 'started')
         throw new RuntimeError('the kubernetes runtime is not running', true);
-      const sandbox = await bindClaim(template, appId, bindDeps);
+      const sandbox = reserve.take(template) ?? (await bindClaim(template, appId, bindDeps));
       if (state !== 'started') {
         await reap(sandbox);
         throw new RuntimeError('the kubernetes runtime stopped', true);
@@ -373,6 +393,7 @@ export function createKubernetesRuntime(opts: KubernetesRuntimeOptions): Runtime
         cluster: access.ok ? 'ok' : (access.detail ?? 'not checked yet'),
         pools: byTemplate,
         claimed: claimed.size,
+        claimsAhead: Object.fromEntries(opts.templates.map((t) => [t, reserve.count(t)])),
         limits: {
           enforced: true,
           detail: 'pod resource limits (memory, cpu) on the SandboxTemplate',

@@ -189,7 +189,20 @@ export type StartClusterOptions = {
 
 const BINARIES = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'agent-sandbox-controller'];
 
+/** Ports freePort handed out: once closed, the kernel may offer the same one again. */
+const handedOut = new Set<number>();
+
+/** A port free now and not handed out before in this process (two callers never share one). */
 export async function freePort(): Promise<number> {
+  for (;;) {
+    const port = await unusedPort();
+    if (handedOut.has(port)) continue;
+    handedOut.add(port);
+    return port;
+  }
+}
+
+function unusedPort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.on('error', reject);

@@ -104,7 +104,12 @@ export async function k8sDeploys(source: Buffer, n: number): Promise<Deploys> {
 async function start(raw: Record<string, unknown>): Promise<Running> {
   const config = parseConfig({
     ...raw,
-    server: { listen: '127.0.0.1:0', dataDir: mkdtempSync(join(tmpdir(), 'slipway-bench-')) },
+    // Nothing outlives the row: with restart continuity its front door would serve on.
+    server: {
+      listen: '127.0.0.1:0',
+      dataDir: mkdtempSync(join(tmpdir(), 'slipway-bench-')),
+      restartContinuity: false,
+    },
     auth: { apiKeys: [{ key: KEY, name: 'bench', role: 'admin' }] },
   });
   return startSlipway(config, { logger: false });

@@ -62,9 +62,10 @@ export async function startSlipwayProcess(
   const base = `http://127.0.0.1:${port}`;
   // A restart is timed until its apps serve, not until its pools are full again.
   if (at) return { base, port, dataDir, child, wakes, close: () => stop(child) };
-  // Deploys are measured into a warm pool: wait until every template's pool is full.
+  // Deploys are measured into a warm pool: wait until every template's pool is full (the pools
+  // are among the details only an admin is shown).
   for (let i = 0; i < 600; i += 1) {
-    const res = await fetch(`${base}/readyz`);
+    const res = await api(base, 'GET', '/readyz');
     if (res.status === 200 && poolsFull(await res.json())) break;
     await sleep(100);
   }

@@ -60,9 +60,14 @@ function startTime(pid: number): string | undefined {
   }
 }
 
+/** The pids in a cgroup; none once it is gone (it may go between a look and the read). */
 function pidsIn(cgroup: string): string[] {
-  const procs = join(cgroup, 'cgroup.procs');
-  return existsSync(procs) ? readFileSync(procs, 'utf8').split('\n').filter(Boolean) : [];
+  try {
+    return readFileSync(join(cgroup, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean);
+  } catch (err) {
+    if (vanished(err)) return [];
+    throw err;
+  }
 }
 
 function mtimeOf(path: string): number {

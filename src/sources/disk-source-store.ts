@@ -15,6 +15,7 @@ import { open, readdir, rename, stat, unlink, type FileHandle } from 'node:fs/pr
 import { join } from 'node:path';
 import { AppError } from '../errors.js';
 import { probeDirectory } from './dir-probe.js';
+import { WRITE_INLINE_MAX, writeSmallDurably } from './durable-write.js';
 import { isSourceKey } from './keys.js';
 import type { SourceStore, StoredBlob } from './source-store.js';
 
@@ -34,6 +35,13 @@ export function createDiskSourceStore(dir: string): SourceStore {
     async put(key, data) {
       requireKey(key);
       const temp = join(dir, `.${key}.${randomBytes(6).toString('hex')}${TEMP_SUFFIX}`);
+      if (data.length <= WRITE_INLINE_MAX) {
+        await writeSmallDurably(temp, pathOf(key), dir, data).catch(async (err: unknown) => {
+          await unlink(temp).catch(ignoreMissing);
+          throw err;
+        });
+        return;
+      }
       try {
         const handle = await open(temp, 'wx', 0o600);
         try {

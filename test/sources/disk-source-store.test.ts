@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createDiskSourceStore } from '../../src/sources/disk-source-store.js';
+import { WRITE_INLINE_MAX } from '../../src/sources/durable-write.js';
 import { mintSourceKey } from '../../src/sources/keys.js';
 import { expectAppError } from './expect-app-error.js';
 
@@ -109,10 +110,25 @@ describe('disk source store', () => {
     expect(readdirSync(dir)).toEqual([`${key}.tar.gz`]);
   });
 
+  it('writes a small blob and one past the 1 MiB it writes on its own thread alike: whole, no temp file', async () => {
+    const store = createDiskSourceStore(dir);
+    const small = Buffer.alloc(WRITE_INLINE_MAX, 3);
+    const large = Buffer.alloc(WRITE_INLINE_MAX + 1, 4);
+    const [a, b] = [mintSourceKey('app', 6), mintSourceKey('app', 7)];
+    await Promise.all([store.put(a, small), store.put(b, large)]);
+    expect((await store.readWhole(a, small.length))?.equals(small)).toBe(true);
+    expect((await store.readWhole(b, large.length))?.equals(large)).toBe(true);
+    expect(readdirSync(dir).sort()).toEqual([`${a}.tar.gz`, `${b}.tar.gz`].sort());
+  });
+
   it('fails a put loudly when the directory is gone, leaving nothing behind', async () => {
     const store = createDiskSourceStore(dir);
     rmSync(dir, { recursive: true });
     await expect(store.put(mintSourceKey('app', 5), Buffer.from('x'))).rejects.toMatchObject({
+      code: 'ENOENT',
+    });
+    const large = Buffer.alloc(WRITE_INLINE_MAX + 1);
+    await expect(store.put(mintSourceKey('app', 8), large)).rejects.toMatchObject({
       code: 'ENOENT',
     });
   });

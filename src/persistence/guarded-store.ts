@@ -18,6 +18,7 @@ const WRITES: ReadonlySet<string> = new Set<keyof Store>([
   'revokeShareLink',
   'appendAudit',
   'setMeta',
+  'syncWritten',
 ]);
 
 /**

@@ -288,6 +288,9 @@ export function createMemoryMirror(options: MemoryStoreOptions = {}): MemoryMirr
     unsynced(run) {
       return run();
     },
+    syncWritten() {
+      // Nothing is on disk to sync.
+    },
   };
   return { store, tables: () => state };
 }

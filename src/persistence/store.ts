@@ -77,6 +77,11 @@ export interface Store {
    * wait takes them with it.
    */
   unsynced<T>(run: () => T): T;
+  /**
+   * Takes every write so far to disk, writing nothing new: it works on a full disk, where the
+   * next synced commit would be refused. For an answer that must not wait for a commit that failed.
+   */
+  syncWritten(): void;
 }
 
 /** Who may open an app's URL: anyone, or only holders of a grant (owner's bearer, share link). */

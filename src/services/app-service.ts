@@ -107,56 +107,62 @@ export class AppService {
     requireScope(identity, 'deploy');
     const { store, sourceStore, config } = this.deps;
     const existing = assertMayDeployTo(store, config, identity, metadata.name);
-    const info = await inspectTarball(source);
-    clock?.mark('inspect');
     const version = nextVersion(store, metadata.name);
     const sourceKey = mintSourceKey(metadata.name, version);
+    // Stored while it is inspected: the blob's fsyncs wait on the thread pool as the inspection
+    // runs here. A source the inspection refuses is removed again, and its refusal is the answer.
+    const storing = sourceStore.put(sourceKey, source);
+    const inspecting = inspectTarball(source);
+    // A small source is inspected in that call; a large one streams, and part of it lands in `blob`.
+    clock?.mark('inspect');
+    const [inspected, stored] = await Promise.allSettled([inspecting, storing]);
+    if (inspected.status === 'rejected') {
+      if (stored.status === 'fulfilled') await this.dropBlob(sourceKey);
+      throw inspected.reason;
+    }
+    if (stored.status === 'rejected') throw this.deps.storage.failed('source store', stored.reason);
+    this.deps.storage.succeeded('source store');
+    clock?.mark('blob');
     const runtime = carriedRuntime(metadata.runtime, existing && carriedFrom(store, existing));
+    const info = inspected.value;
     const plan = classify(info, runtime);
     clock?.mark('classify');
-    await sourceStore.put(sourceKey, source).then(
-      () => this.deps.storage.succeeded('source store'),
-      (err: unknown) => {
-        throw this.deps.storage.failed('source store', err);
-      },
-    );
-    clock?.mark('blob');
     const now = new Date().toISOString();
     // A redeploy that makes the app private waits for its direct route to go (AccessGate).
     const closes = metadata.access === 'private' && existing && existing.access !== 'private';
     const gate = closes ? this.deps.accessGate : undefined;
+    // Unsynced: every answer to this deploy (ok, failed or refused) comes after its audit event,
+    // a synced commit, which makes these rows durable with it. Their blob is synced already, so
+    // the rows never reach the disk before what they point at.
     const write = (): void =>
       this.commits.commit(() =>
-        store.transaction(() => {
-          // Checked again inside the transaction: another deploy may have taken the name meanwhile.
-          const existing = assertMayDeployTo(store, config, identity, metadata.name);
-          const rows = releaseRows({
-            metadata: { ...metadata, runtime },
-            identity,
-            plan,
-            existing,
-            live: existing ? liveReleaseOf(store, existing) : undefined,
-            version,
-            sourceKey,
-            sourceHash: info.hash,
-            now,
-            defaultAccess: config.apps.defaultAccess,
-          });
-          store.putApp(rows.app);
-          store.addVersion(rows.version);
-        }),
+        store.unsynced(() =>
+          store.transaction(() => {
+            // Checked again inside the transaction: another deploy may have taken the name meanwhile.
+            const existing = assertMayDeployTo(store, config, identity, metadata.name);
+            const rows = releaseRows({
+              metadata: { ...metadata, runtime },
+              identity,
+              plan,
+              existing,
+              live: existing ? liveReleaseOf(store, existing) : undefined,
+              version,
+              sourceKey,
+              sourceHash: info.hash,
+              now,
+              defaultAccess: config.apps.defaultAccess,
+            });
+            store.putApp(rows.app);
+            store.addVersion(rows.version);
+          }),
+        ),
       );
     try {
       if (gate) await gate.closing(metadata.name, write);
       else write();
     } catch (err) {
       // The rows did not land: the blob is an orphan, and the original error is the answer.
-      await sourceStore.remove(sourceKey).catch((removeErr: unknown) => {
-        this.deps.log?.('warn', 'could not remove the blob of a failed deploy', {
-          key: sourceKey,
-          err: removeErr,
-        });
-      });
+      await this.dropBlob(sourceKey);
       throw err;
     }
     clock?.mark('rows');
@@ -170,6 +176,13 @@ export class AppService {
       clock,
     });
     return { app, sourceHash: info.hash, version };
+  }
+
+  /** Removes the blob of a deploy that did not go through; its error, not this one, is the answer. */
+  private async dropBlob(key: string): Promise<void> {
+    await this.deps.sourceStore.remove(key).catch((err: unknown) => {
+      this.deps.log?.('warn', 'could not remove the blob of a failed deploy', { key, err });
+    });
   }
 
   /** The apps the caller may see, as views show them (env names only). */

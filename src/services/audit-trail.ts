@@ -52,9 +52,10 @@ export class AuditTrail {
   /**
    * Appends one event. The action it records has happened already (and the store took a write
    * just before it, see AuditedActions), so a write the disk refuses now is kept and retried until
-   * it lands rather than turned into an error for a caller whose action did take place.
+   * it lands rather than turned into an error for a caller whose action did take place. True
+   * when it landed now.
    */
-  record(entry: AuditEntry): void {
+  record(entry: AuditEntry): boolean {
     const event: AuditEvent = {
       id: randomUUID(),
       time: new Date(this.now()).toISOString(),
@@ -66,7 +67,7 @@ export class AuditTrail {
       source_hash: entry.sourceHash,
     };
     if (entry.details && Object.keys(entry.details).length > 0) event.details = entry.details;
-    this.writes.run(`audit:${event.id}`, () => this.store.appendAudit(event));
+    return this.writes.run(`audit:${event.id}`, () => this.store.appendAudit(event));
   }
 
   list(query: { actor?: string; action?: string; app?: string; limit?: number }): AuditEvent[] {

@@ -59,7 +59,7 @@ export class AuditedActions {
     }
   }
 
-  /** The action happened to `app`, with this outcome. */
+  /** The action happened to `app`, with this outcome; true when its event landed now. */
   recorded(
     identity: Identity,
     action: AuditAction,
@@ -67,8 +67,8 @@ export class AuditedActions {
     outcome: AuditOutcome,
     hash: string,
     details?: AuditDetails,
-  ): void {
-    this.trail.record({
+  ): boolean {
+    return this.trail.record({
       actor: identity.userId,
       action,
       target: app.id,
@@ -96,12 +96,16 @@ export class AuditedActions {
     const failed = app.phase === 'Failed' || mine?.outcome === 'Failed';
     const why = failed ? (mine?.reason ?? app.reason) : undefined;
     const said = failed ? summaryOf(mine?.message ?? app.message) : undefined;
-    this.recorded(identity, 'deploy', app, failed ? 'failed' : 'ok', hash, {
+    const landed = this.recorded(identity, 'deploy', app, failed ? 'failed' : 'ok', hash, {
       version,
       ...details,
       ...(why ? { reason: why } : {}),
       ...(said ? { message: said } : {}),
     });
+    // The release's rows were committed unsynced for this event's commit to sync them
+    // (app-service.ts, history-service.ts). With the event left for a retry (a full disk takes no
+    // new commit), they are synced as they are, before the answer.
+    if (!landed) this.store.syncWritten();
   }
 
   /**

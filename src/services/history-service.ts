@@ -152,36 +152,39 @@ export class HistoryService {
   private storeRelease(appId: string, from: VersionRecord, version: number, how: ReleaseHow): void {
     const { store } = this.deps;
     const now = new Date().toISOString();
+    // Unsynced, as a deploy's rows (app-service.ts): the release's audit event syncs them.
     this.deps.commits.commit(() =>
-      store.transaction(() => {
-        // Read again inside the transaction: the app may have been deleted meanwhile.
-        const app = store.getApp(appId);
-        if (!app) throw notFound('app');
-        // Pruned meanwhile: its blob may be on its way out, and no row may point at it again.
-        if (!store.getVersion(appId, from.version)) throw sourceGone(appId, from.version);
-        const release = how.settings(app);
-        store.putApp({
-          ...app,
-          ...release,
-          phase: 'Pending',
-          reason: 'Queued',
-          message: `version ${version} queued (${how.note})`,
-          lastDeployedAt: now,
-        });
-        store.addVersion({
-          ...release,
-          appId,
-          version,
-          timestamp: now,
-          sourceHash: from.sourceHash,
-          sourceKey: from.sourceKey,
-          // What the release asked for stays asked for: a later redeploy asks for it again.
-          ...(from.overrides ? { overrides: from.overrides } : {}),
-          ...(how.rolledBackFrom === undefined ? {} : { rolledBackFrom: how.rolledBackFrom }),
-          deployedBy: how.by,
-          outcome: 'Pending',
-        });
-      }),
+      store.unsynced(() =>
+        store.transaction(() => {
+          // Read again inside the transaction: the app may have been deleted meanwhile.
+          const app = store.getApp(appId);
+          if (!app) throw notFound('app');
+          // Pruned meanwhile: its blob may be on its way out, and no row may point at it again.
+          if (!store.getVersion(appId, from.version)) throw sourceGone(appId, from.version);
+          const release = how.settings(app);
+          store.putApp({
+            ...app,
+            ...release,
+            phase: 'Pending',
+            reason: 'Queued',
+            message: `version ${version} queued (${how.note})`,
+            lastDeployedAt: now,
+          });
+          store.addVersion({
+            ...release,
+            appId,
+            version,
+            timestamp: now,
+            sourceHash: from.sourceHash,
+            sourceKey: from.sourceKey,
+            // What the release asked for stays asked for: a later redeploy asks for it again.
+            ...(from.overrides ? { overrides: from.overrides } : {}),
+            ...(how.rolledBackFrom === undefined ? {} : { rolledBackFrom: how.rolledBackFrom }),
+            deployedBy: how.by,
+            outcome: 'Pending',
+          });
+        }),
+      ),
     );
   }
 

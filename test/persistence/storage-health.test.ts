@@ -93,6 +93,29 @@ describe('storage faults on a full disk', () => {
     expect(raw.getApp('after')).toBeDefined();
   });
 
+  it('syncs what was committed on a full disk, where a synced commit is refused', () => {
+    open();
+    store.unsynced(() => store.putApp(app('unsynced')));
+    const full = fill();
+    try {
+      let refused: unknown;
+      for (let i = 0; i < 200 && refused === undefined; i++) {
+        try {
+          store.putApp(app(`s${i}`, { message: 'x'.repeat(8_000) }));
+        } catch (err) {
+          refused = err;
+        }
+      }
+      expect(refused).toMatchObject({ status: 503, code: 'storage_unavailable' });
+      expect(() => store.syncWritten()).not.toThrow();
+    } finally {
+      full.free();
+    }
+    raw.close();
+    raw = openSqliteStore(join(disk, 'db', 'slipway.db'));
+    expect(raw.getApp('unsynced')).toBeDefined();
+  });
+
   it('has the database probe refused by a full disk, as a change is, and taken once it has room', async () => {
     open();
     const probe = databaseProbe(raw);

@@ -93,6 +93,20 @@ describe('audit outcomes', () => {
     expect(resumed?.details).toBeUndefined();
   });
 
+  it('syncs a deploy’s rows as they are while its audit event waits for a retry', async () => {
+    let synced = 0;
+    const { appendAudit } = w.store;
+    w.store.syncWritten = () => (synced += 1);
+    w.store.appendAudit = () => {
+      throw Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
+    };
+    await apps.deploy(alice, meta('late'), await site());
+    expect(synced).toBe(1);
+    w.store.appendAudit = appendAudit;
+    await apps.deploy(alice, meta('late'), await site());
+    expect(synced).toBe(1);
+  });
+
   it('records a rollback to a version that does not exist as rejected, as a deploy', async () => {
     await apps.deploy(alice, meta('web'), await site());
     await expect(apps.rollback(alice, 'web', 7)).rejects.toMatchObject({ code: 'unknown_version' });

@@ -117,7 +117,9 @@ export class AppService {
     clock?.mark('inspect');
     const [inspected, stored] = await Promise.allSettled([inspecting, storing]);
     if (inspected.status === 'rejected') {
-      if (stored.status === 'fulfilled') await this.dropBlob(sourceKey);
+      // The store's fault still counts (it marks the store down); the refusal is the answer.
+      if (stored.status === 'rejected') this.deps.storage.failed('source store', stored.reason);
+      else await this.dropBlob(sourceKey);
       throw inspected.reason;
     }
     if (stored.status === 'rejected') throw this.deps.storage.failed('source store', stored.reason);

@@ -4,7 +4,7 @@
  * once idle (its sandboxes not counted); beside it, a bare fastify server answering `/readyz`,
  * started with plain node, measured the same way. Medians over interleaved runs.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -37,6 +37,11 @@ export async function startRow(): Promise<Measured> {
         }),
       );
     } finally {
+      // On the default config the front door outlives a SIGTERM (restart continuity).
+      execFileSync(process.execPath, ['--import', 'tsx', 'src/stop-everything.ts'], {
+        env: { PATH: process.env.PATH, SVC_DATA_DIR: dataDir, SVC_LOG_LEVEL: 'warn' },
+        stdio: ['ignore', 'ignore', 'inherit'],
+      });
       rmSync(dataDir, { recursive: true, force: true });
     }
   }

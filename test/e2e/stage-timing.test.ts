@@ -59,8 +59,8 @@ describe('Server-Timing on deploy, rollback and resume', () => {
     expect(Object.keys(res.stages)).toEqual([
       'parse',
       'inspect',
-      'classify',
       'blob',
+      'classify',
       'rows',
       'prune',
       'prepare',

@@ -15,7 +15,7 @@ import { open, readdir, rename, stat, unlink, type FileHandle } from 'node:fs/pr
 import { join } from 'node:path';
 import { AppError } from '../errors.js';
 import { probeDirectory } from './dir-probe.js';
-import { WRITE_INLINE_MAX, writeSmallDurably } from './durable-write.js';
+import { syncDir, WRITE_INLINE_MAX, writeSmallDurably } from './durable-write.js';
 import { isSourceKey } from './keys.js';
 import type { SourceStore, StoredBlob } from './source-store.js';
 
@@ -157,16 +157,6 @@ async function openOrUndefined(path: string): Promise<FileHandle | undefined> {
   } catch (err) {
     if (isMissing(err)) return undefined;
     throw err;
-  }
-}
-
-async function syncDir(dir: string): Promise<void> {
-  // The rename is durable only once the directory entry itself is on disk.
-  const handle = await open(dir, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
   }
 }
 

@@ -26,10 +26,15 @@ export async function writeSmallDurably(
     closeSync(fd);
   }
   renameSync(temp, final);
-  const dirFd = openSync(dir, 'r');
+  await syncDir(dir);
+}
+
+/** Makes a rename in `dir` durable: the directory entry itself reaches the disk. */
+export async function syncDir(dir: string): Promise<void> {
+  const fd = openSync(dir, 'r');
   try {
-    await fsyncOnPool(dirFd);
+    await fsyncOnPool(fd);
   } finally {
-    closeSync(dirFd);
+    closeSync(fd);
   }
 }

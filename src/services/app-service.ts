@@ -119,7 +119,7 @@ export class AppService {
     if (inspected.status === 'rejected') {
       // The store's fault still counts (it marks the store down); the refusal is the answer.
       if (stored.status === 'rejected') this.deps.storage.failed('source store', stored.reason);
-      else await this.dropBlob(sourceKey);
+      else await this.history.removeBlob(sourceKey, metadata.name);
       throw inspected.reason;
     }
     if (stored.status === 'rejected') throw this.deps.storage.failed('source store', stored.reason);
@@ -164,7 +164,7 @@ export class AppService {
       else write();
     } catch (err) {
       // The rows did not land: the blob is an orphan, and the original error is the answer.
-      await this.dropBlob(sourceKey);
+      await this.history.removeBlob(sourceKey, metadata.name);
       throw err;
     }
     clock?.mark('rows');
@@ -178,13 +178,6 @@ export class AppService {
       clock,
     });
     return { app, sourceHash: info.hash, version };
-  }
-
-  /** Removes the blob of a deploy that did not go through; its error, not this one, is the answer. */
-  private async dropBlob(key: string): Promise<void> {
-    await this.deps.sourceStore.remove(key).catch((err: unknown) => {
-      this.deps.log?.('warn', 'could not remove the blob of a failed deploy', { key, err });
-    });
   }
 
   /** The apps the caller may see, as views show them (env names only). */

@@ -199,7 +199,8 @@ export class HistoryService {
     }
   }
 
-  private async removeBlob(key: string, appId: string): Promise<void> {
+  /** Removes a source blob best-effort: a failure is logged, never thrown. */
+  async removeBlob(key: string, appId: string): Promise<void> {
     await this.deps.sourceStore.remove(key).catch((err: unknown) => {
       this.deps.log?.('warn', 'could not remove a source blob', { app: appId, key, err });
     });

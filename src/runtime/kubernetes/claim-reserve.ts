@@ -54,7 +54,8 @@ export class ClaimReserve {
     this.running = false;
     for (const timer of this.retries) clearTimeout(timer);
     this.retries.clear();
-    const pods = [...this.held.values()].flat();
+    // Emptied, not only dropped: an exit of one of them later finds it held no more.
+    const pods = [...this.held.values()].flatMap((list) => list.splice(0));
     this.held.clear();
     await Promise.all(pods.map((pod) => this.opts.release(pod)));
   }
@@ -89,15 +90,13 @@ export class ClaimReserve {
     if (!this.running) return this.opts.release(pod);
     this.retryMs.delete(template);
     const pods = this.held.get(template) ?? [];
-    this.held.set(template, [...pods, pod]);
+    this.held.set(template, pods);
+    pods.push(pod);
     // The pod went away while held (evicted, its agent died): it is replaced.
     pod.onExit(() => {
-      const now = this.held.get(template) ?? [];
-      if (!now.includes(pod)) return;
-      this.held.set(
-        template,
-        now.filter((p) => p !== pod),
-      );
+      const at = pods.indexOf(pod);
+      if (at === -1) return;
+      pods.splice(at, 1);
       this.opts.log('info', 'a claim held ahead lost its pod; replacing it', { claim: pod.id });
       void this.opts.release(pod);
       this.fill(template);

@@ -133,12 +133,7 @@ export function createKubernetesRuntime(opts: KubernetesRuntimeOptions): Runtime
     bind: (template) => bindClaim(template, undefined, bindDeps),
     release: (pod) => {
       pod.close();
-      return kube.deleteExt(CLAIMS, pod.id).catch((err: unknown) =>
-        opts.log('warn', 'a claim held ahead could not be deleted', {
-          claim: pod.id,
-          error: apiErrorText(err),
-        }),
-      );
+      return deleteClaims([pod.id], 'held ahead of deploys');
     },
     log: opts.log,
   });

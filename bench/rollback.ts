@@ -7,7 +7,7 @@ import { nodeApp } from '../test/support/apps.js';
 import { fetchApp } from '../test/support/deploy.js';
 import { BENCH_KEY, deployTo, serverTiming, type SlipwayProcess } from './slipway.js';
 import { parseServerTiming } from '../src/stage-clock.js';
-import { sleep } from './stats.js';
+import { sleep, withClientSide } from './stats.js';
 
 export interface RollbackSamples {
   /** Rollback to the previous version (warm). */
@@ -64,6 +64,7 @@ async function rollback(
   labels: string[],
 ): Promise<Record<string, number>> {
   const label = labels[version - 1] ?? '';
+  const started = performance.now();
   // Sent as deployTo sends the redeploy it is measured against.
   const res = await fetchApp(`${s.base}/v1/apps/${APP}/rollback`, {
     method: 'POST',
@@ -75,8 +76,10 @@ async function rollback(
     throw new Error(`rollback to ${version}: ${res.status} ${JSON.stringify(body)}`);
   }
   labels.push(label);
+  const answered = performance.now();
   await answers(body.url, label);
-  return parseServerTiming(serverTiming(res.headers));
+  const stages = parseServerTiming(serverTiming(res.headers));
+  return withClientSide(stages, answered - started, performance.now() - answered);
 }
 
 async function answers(url: string, label: string): Promise<void> {

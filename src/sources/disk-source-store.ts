@@ -22,7 +22,8 @@ import type { SourceStore, StoredBlob } from './source-store.js';
 /**
  * The `served` backend: one file `<dir>/<key>.tar.gz` per blob. Keys are checked with isSourceKey
  * before any path is built, so no key can name a file outside `dir`. Writes go to a dot-named temp
- * file, are fsynced, then renamed, so a crash leaves either the whole blob or none of it.
+ * file, renamed once whole; a put resolves once the blob and its directory entry are fsynced
+ * (durable-write.ts says what a crash before that leaves).
  */
 export function createDiskSourceStore(dir: string): SourceStore {
   mkdirSync(dir, { recursive: true });
@@ -106,7 +107,12 @@ export function createDiskSourceStore(dir: string): SourceStore {
 
     async remove(key) {
       requireKey(key);
-      await unlink(pathOf(key)).catch(ignoreMissing);
+      // At once, as `size`: a rollback that prunes a version removes its blob before it goes on.
+      try {
+        unlinkSync(pathOf(key));
+      } catch (err) {
+        ignoreMissing(err);
+      }
     },
 
     ping() {

@@ -1,4 +1,4 @@
-import { closeSync, fsync, openSync, renameSync, writeSync } from 'node:fs';
+import { closeSync, fsync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { promisify } from 'node:util';
 
 const fsyncOnPool = promisify(fsync);
@@ -7,10 +7,13 @@ const fsyncOnPool = promisify(fsync);
 export const WRITE_INLINE_MAX = 1024 * 1024;
 
 /**
- * Writes `data` to `temp`, fsyncs it, renames it to `final` and fsyncs `dir`, so a crash leaves
- * the whole file or none of it. The open, write, close and rename run on this thread (a few µs
- * for a small blob); only the two fsyncs go to the thread pool, where each step of an
- * asynchronous write is a round trip of its own (the eight of a blob cost a deploy about 1 ms).
+ * Writes `data` to `temp`, renames it to `final`, then fsyncs the file and `dir` at once: the put
+ * resolves only when both the data and the directory entry are on the disk. The open, write,
+ * close and rename run on this thread (a few µs for a small blob); only the two fsyncs go to the
+ * thread pool, side by side (one after the other cost a deploy a third of a millisecond more).
+ * A crash before it resolves may leave a partial file under `final`, but nothing points at a
+ * blob before its put resolved (a release's rows are written after it), and the orphan sweep
+ * (services/orphan-blobs.ts) moves it away. A failed fsync removes `final` again.
  */
 export async function writeSmallDurably(
   temp: string,
@@ -19,14 +22,19 @@ export async function writeSmallDurably(
   data: Buffer,
 ): Promise<void> {
   const fd = openSync(temp, 'wx', 0o600);
+  let dirFd: number | undefined;
   try {
     for (let at = 0; at < data.length;) at += writeSync(fd, data, at, data.length - at);
-    await fsyncOnPool(fd);
+    renameSync(temp, final);
+    dirFd = openSync(dir, 'r');
+    await Promise.all([fsyncOnPool(fd), fsyncOnPool(dirFd)]).catch((err: unknown) => {
+      rmSync(final, { force: true });
+      throw err;
+    });
   } finally {
     closeSync(fd);
+    if (dirFd !== undefined) closeSync(dirFd);
   }
-  renameSync(temp, final);
-  await syncDir(dir);
 }
 
 /** Makes a rename in `dir` durable: the directory entry itself reaches the disk. */

@@ -1,5 +1,5 @@
 import { releaseOf } from '../persistence/release.js';
-import type { AppRecord, Store } from '../persistence/store.js';
+import type { AppRecord, Phase, Store } from '../persistence/store.js';
 import { recordFields, type AppSnapshot } from './app-snapshot.js';
 
 /**
@@ -40,7 +40,7 @@ export class AppRowWriter {
   }
 
   owner(): string {
-    return (this.row ?? this.store.getApp(this.appId))?.ownerId ?? '';
+    return (this.row ?? this.store.getAppSummary(this.appId))?.ownerId ?? '';
   }
 
   /** Takes the machine's new state; true when the phase, reason or message shown to users changed. */
@@ -60,6 +60,16 @@ export class AppRowWriter {
   /** Writes the staged state; throws when the store does (the caller retries). */
   flush(): void {
     if (!this.staged) return;
+    const fields = recordFields(this.staged, this.url);
+    if (!settled(fields.phase)) {
+      // On the way (queued, claiming, starting): only the machine's own fields change, written
+      // without reading the row back, opening its env and sealing it again.
+      const stored = this.store.unsynced(() => this.store.putMachineState(this.appId, fields));
+      this.written = fields.snapshot ?? '';
+      if (stored && this.row) this.row = { ...this.row, ...fields };
+      this.staged = undefined;
+      return;
+    }
     const next = this.merge(this.staged);
     if (!next) {
       this.staged = undefined; // being deleted
@@ -84,9 +94,13 @@ export class AppRowWriter {
     const row = this.store.getApp(this.appId);
     if (!row) return undefined;
     const fields = recordFields(snapshot, this.url);
-    const settled = fields.phase === 'Ready' || fields.phase === 'Suspended';
-    const live = settled ? fields.liveVersion : undefined;
+    const live = settled(fields.phase) ? fields.liveVersion : undefined;
     const release = live === undefined ? undefined : this.store.getVersion(this.appId, live);
     return { ...row, ...fields, ...(release ? releaseOf(release, row) : {}) };
   }
+}
+
+/** A deploy is over: the row takes the serving release's settings (see AppRowWriter). */
+function settled(phase: Phase): boolean {
+  return phase === 'Ready' || phase === 'Suspended';
 }

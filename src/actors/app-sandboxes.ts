@@ -14,7 +14,7 @@ import {
   type Sandbox,
 } from '../runtime/runtime.js';
 import type { AppLogLine, LogRing } from './log-ring.js';
-import { planStart } from './start-plan.js';
+import { planStart, type StartPlan } from './start-plan.js';
 import type { ReleaseSlot } from './start-gate.js';
 import { AppWarmth } from './app-warmth.js';
 import type { Log } from '../logging.js';
@@ -65,6 +65,11 @@ export class AppSandboxes {
   private readonly slots = new Map<string, ReleaseSlot>();
   private readonly ring: LogRing;
   private readonly warmth: AppWarmth;
+  /**
+   * The current attempt's plan: its prepare, claim and inject read the same rows within a few ms,
+   * and each read opens the sealed env. A new attempt (deploy, retry, wake) reads them afresh.
+   */
+  private planned: { attempt: number; version: number; plan: StartPlan } | undefined;
 
   constructor(
     private readonly appId: string,
@@ -82,9 +87,17 @@ export class AppSandboxes {
     return id === null ? undefined : this.held.get(id);
   }
 
+  private plan(attempt: number, version: number): StartPlan {
+    const last = this.planned;
+    if (last?.attempt === attempt && last.version === version) return last.plan;
+    const plan = planStart(this.deps.store, this.deps.runtime, this.appId, version);
+    this.planned = { attempt, version, plan };
+    return plan;
+  }
+
   /** Configuration checks before any sandbox exists; they repeat identically on every retry. */
   prepare(attempt: number, version: number): void {
-    const plan = planStart(this.deps.store, this.deps.runtime, this.appId, version);
+    const plan = this.plan(attempt, version);
     this.deps.send(
       plan.ok
         ? { type: 'PREPARED', attempt }
@@ -100,7 +113,7 @@ export class AppSandboxes {
 
   async claim(attempt: number, version: number): Promise<void> {
     const { send, now } = this.deps;
-    const plan = planStart(this.deps.store, this.deps.runtime, this.appId, version);
+    const plan = this.plan(attempt, version);
     if (!plan.ok) {
       return send({
         type: 'CLAIM_FAILED',
@@ -111,7 +124,7 @@ export class AppSandboxes {
       });
     }
     this.deps.clock()?.mark('prepare');
-    const warm = await this.warmth.take(version, plan.spec);
+    const warm = await this.warmth.take(plan.spec);
     if (warm) {
       this.deps.clock()?.mark('claim');
       if (this.deps.halted()) return this.reap(warm.id);
@@ -171,7 +184,7 @@ export class AppSandboxes {
       await Promise.resolve();
       return send({ type: 'HEALTHY', attempt, at: this.deps.now() });
     }
-    const plan = planStart(this.deps.store, this.deps.runtime, this.appId, version);
+    const plan = this.plan(attempt, version);
     if (!plan.ok) {
       return send({ type: 'START_FAILED', attempt, message: plan.message, at: this.deps.now() });
     }
@@ -182,7 +195,7 @@ export class AppSandboxes {
     try {
       const stages = await this.deps.runtime.inject(sandbox, plan.spec);
       this.deps.clock()?.mark('inject', stages ?? {});
-      this.warmth.started(sandboxId, version, plan.spec);
+      this.warmth.started(sandboxId, plan.spec);
       send({ type: 'HEALTHY', attempt, at: this.deps.now() });
     } catch (err) {
       // The exit may have been heard already through onExit, and the sandbox released.

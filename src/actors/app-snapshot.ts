@@ -14,7 +14,7 @@ import {
   type AppState,
 } from '../machines/app-machine.js';
 import { parseDuration } from '../config/duration.js';
-import type { AppRecord, Phase } from '../persistence/store.js';
+import type { AppMachineState, AppRecord, Phase } from '../persistence/store.js';
 
 export type AppSnapshot = SnapshotFrom<typeof appMachine>;
 
@@ -46,9 +46,9 @@ export function serialize(snapshot: AppSnapshot): string {
 }
 
 /** The row fields the machine owns; the rest of the row belongs to the deploy service. */
-export function recordFields(snapshot: AppSnapshot, url: string): MachineFields {
+export function recordFields(snapshot: AppSnapshot, url: string): AppMachineState {
   const { reason, message, version, live, lastDeploy } = snapshot.context;
-  const fields: MachineFields = {
+  const fields: AppMachineState = {
     phase: stateOf(snapshot) as Phase,
     reason,
     message,
@@ -60,18 +60,6 @@ export function recordFields(snapshot: AppSnapshot, url: string): MachineFields 
   };
   return fields;
 }
-
-type MachineFields = Pick<
-  AppRecord,
-  | 'phase'
-  | 'reason'
-  | 'message'
-  | 'url'
-  | 'currentVersion'
-  | 'liveVersion'
-  | 'lastDeploy'
-  | 'snapshot'
->;
 
 /**
  * The machine state a stored row resumes in. Rows without a usable snapshot (written before the

@@ -1,11 +1,9 @@
-import type { Store } from '../persistence/store.js';
 import type { InjectSpec, Runtime, Sandbox } from '../runtime/runtime.js';
 import type { Log } from '../logging.js';
 import { errorMessage } from './types.js';
 import { fingerprint, type WarmKeep } from './warm-keep.js';
 
 export interface WarmthDeps {
-  store: Store;
   runtime: Runtime;
   keep: WarmKeep;
   log: Log;
@@ -30,9 +28,9 @@ export class AppWarmth {
     private readonly deps: WarmthDeps,
   ) {}
 
-  /** The sandbox answers, running `version` as `spec` says. */
-  started(sandboxId: string, version: number, spec: InjectSpec): void {
-    const runs = this.fingerprintOf(version, spec);
+  /** The sandbox answers, running what `spec` says. */
+  started(sandboxId: string, spec: InjectSpec): void {
+    const runs = this.fingerprintOf(spec);
     if (runs !== undefined) this.running.set(sandboxId, runs);
   }
 
@@ -67,21 +65,14 @@ export class AppWarmth {
     return this.reused.delete(sandboxId);
   }
 
-  /** The app's kept sandbox that runs exactly what `version` would, if it still answers. */
-  async take(version: number, spec: InjectSpec): Promise<Sandbox | undefined> {
-    const { keep, runtime } = this.deps;
-    const runs = keep.enabled ? this.fingerprintOf(version, spec) : undefined;
+  /** The app's kept sandbox that runs exactly what `spec` says, if it still answers. */
+  async take(spec: InjectSpec): Promise<Sandbox | undefined> {
+    const { keep } = this.deps;
+    const runs = keep.enabled ? this.fingerprintOf(spec) : undefined;
     const id = runs === undefined ? undefined : keep.take(this.appId, runs);
     const sandbox = id === undefined ? undefined : this.deps.held(id);
     if (!sandbox) return undefined;
-    const healthy = await runtime.health(sandbox).catch((err: unknown) => {
-      this.deps.log('warn', 'health check of a kept sandbox failed', {
-        app: this.appId,
-        sandbox: sandbox.id,
-        err: errorMessage(err),
-      });
-      return false;
-    });
+    const healthy = await this.check(sandbox);
     if (!healthy || !this.deps.held(sandbox.id)) {
       this.deps.reap(sandbox.id);
       return undefined;
@@ -90,8 +81,20 @@ export class AppWarmth {
     return sandbox;
   }
 
-  private fingerprintOf(version: number, spec: InjectSpec): string | undefined {
-    const row = this.deps.store.getVersion(this.appId, version);
-    return row ? fingerprint({ ...spec, sourceHash: row.sourceHash }) : undefined;
+  private check(sandbox: Sandbox): Promise<boolean> {
+    return this.deps.runtime.health(sandbox).catch((err: unknown) => {
+      this.deps.log('warn', 'health check of a kept sandbox failed', {
+        app: this.appId,
+        sandbox: sandbox.id,
+        err: errorMessage(err),
+      });
+      return false;
+    });
+  }
+
+  /** The spec is the version's start plan (start-plan.ts), source hash included. */
+  private fingerprintOf(spec: InjectSpec): string | undefined {
+    const { sourceHash } = spec;
+    return sourceHash === undefined ? undefined : fingerprint({ ...spec, sourceHash });
   }
 }

@@ -369,7 +369,7 @@ export class AppRegistry {
   phase(appId: string): AppState | undefined {
     const app = this.live(appId);
     if (app) return stateOf(app.snapshot());
-    return this.deps.store.getApp(appId)?.phase;
+    return this.deps.store.getAppSummary(appId)?.phase;
   }
 
   /** What the deploy, rollback or resume in flight does now; undefined when none is. */

@@ -5,6 +5,7 @@ import type { Store } from './store.js';
 const WRITES: ReadonlySet<string> = new Set<keyof Store>([
   'transaction',
   'putApp',
+  'putMachineState',
   'deleteApp',
   'addVersion',
   'setVersionOutcome',

@@ -15,7 +15,7 @@ import {
   page,
   type MemoryState,
 } from './memory-state.js';
-import { auditFromRow, auditToRow } from './rows.js';
+import { appFromRow, appToRow, auditFromRow, auditToRow, machineStateToRow } from './rows.js';
 import type { AppRecord, Store, UserRecord, VersionRecord } from './store.js';
 
 export interface MemoryStoreOptions {
@@ -132,6 +132,14 @@ export function createMemoryMirror(options: MemoryStoreOptions = {}): MemoryMirr
         }
       }
       s.apps.set(app.id, copyApp(app));
+    },
+    putMachineState(id, state) {
+      const s = db();
+      const stored = s.apps.get(id);
+      if (!stored) return false;
+      // Through the row shapes, as SQLite writes it: a machine field left unset is cleared.
+      s.apps.set(id, appFromRow({ ...appToRow(stored), ...machineStateToRow(state) }));
+      return true;
     },
     deleteApp(id) {
       const s = db();

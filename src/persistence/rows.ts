@@ -1,5 +1,6 @@
 import type {
   Access,
+  AppMachineState,
   AppRecord,
   AppSummary,
   AuditAction,
@@ -168,14 +169,11 @@ export const envNamesFromJson = (text: string): EnvName[] =>
 
 export function appToRow(app: AppRecord): AppRow {
   return {
+    ...machineStateToRow(app),
     id: app.id,
     name: app.name,
     owner_id: app.ownerId,
     department: app.department ?? null,
-    phase: app.phase,
-    reason: app.reason,
-    message: app.message,
-    url: app.url ?? null,
     lane: app.lane,
     template: app.template,
     entrypoint: app.entrypoint ?? null,
@@ -184,12 +182,34 @@ export function appToRow(app: AppRecord): AppRow {
     allowed_hosts: JSON.stringify(app.allowedHosts),
     ttl: app.ttl,
     access: app.access ?? null,
-    current_version: app.currentVersion,
     created_at: app.createdAt,
     last_deployed_at: app.lastDeployedAt,
-    live_version: app.liveVersion ?? null,
-    last_deploy: app.lastDeploy ? JSON.stringify(deployToJson(app.lastDeploy)) : null,
-    snapshot: app.snapshot ?? null,
+  };
+}
+
+/** The columns of an app row its machine owns (AppMachineState). */
+export type MachineStateRow = Pick<
+  AppRow,
+  | 'phase'
+  | 'reason'
+  | 'message'
+  | 'url'
+  | 'current_version'
+  | 'live_version'
+  | 'last_deploy'
+  | 'snapshot'
+>;
+
+export function machineStateToRow(state: AppMachineState): MachineStateRow {
+  return {
+    phase: state.phase,
+    reason: state.reason,
+    message: state.message,
+    url: state.url ?? null,
+    current_version: state.currentVersion,
+    live_version: state.liveVersion ?? null,
+    last_deploy: state.lastDeploy ? JSON.stringify(deployToJson(state.lastDeploy)) : null,
+    snapshot: state.snapshot ?? null,
   };
 }
 

@@ -1,5 +1,13 @@
 import type { Database } from 'better-sqlite3';
-import type { AppRow, AuditRow, DepartmentRow, ShareLinkRow, UserRow, VersionRow } from './rows.js';
+import type {
+  AppRow,
+  AuditRow,
+  DepartmentRow,
+  MachineStateRow,
+  ShareLinkRow,
+  UserRow,
+  VersionRow,
+} from './rows.js';
 
 /** `LIMIT -1` is SQLite for "no limit"; it lets one statement serve paged and unpaged reads. */
 export const NO_LIMIT = -1;
@@ -23,6 +31,17 @@ const APP_COLS =
   'id, name, owner_id, department, phase, reason, message, url, lane, template, entrypoint, ' +
   'env, allowed_hosts, ttl, current_version, created_at, last_deployed_at, live_version, ' +
   'last_deploy, snapshot, build, access';
+/** The columns putMachineState writes (MachineStateRow). */
+const MACHINE_COLS = [
+  'phase',
+  'reason',
+  'message',
+  'url',
+  'current_version',
+  'live_version',
+  'last_deploy',
+  'snapshot',
+] as const satisfies readonly (keyof MachineStateRow)[];
 /**
  * What a view reads of an app, every column but the machine snapshot, as one JSON object (an
  * AppSummaryRow): the driver builds a row object column by column, which cost about as much again
@@ -82,6 +101,9 @@ export function prepareStatements(db: Database) {
     countApps: s<[], number>('SELECT count(*) FROM apps').pluck(),
     countAppsOf: s<[string], number>('SELECT count(*) FROM apps WHERE owner_id = ?').pluck(),
     putApp: s<AppRow>(upsert('apps', APP_COLS)),
+    putMachineState: s<MachineStateRow & { id: string }>(
+      `UPDATE apps SET ${MACHINE_COLS.map((col) => `${col} = @${col}`).join(', ')} WHERE id = @id`,
+    ),
     deleteApp: s<[string]>('DELETE FROM apps WHERE id = ?'),
 
     addVersion: s<VersionRow>(

@@ -17,7 +17,7 @@ import {
 } from './rows.js';
 import { NO_LIMIT, prepareStatements } from './sqlite-statements.js';
 import { SummaryCache } from './summary-cache.js';
-import type { AppSummaryRow } from './rows.js';
+import { machineStateToRow, type AppSummaryRow } from './rows.js';
 import type { Store } from './store.js';
 import type { Log } from '../logging.js';
 
@@ -138,6 +138,10 @@ export function openSqliteStore(path: string, opts: SqliteStoreOptions = {}): St
     putApp(app) {
       summaries.forget(app.id);
       st.putApp.run(rows.appTo(app));
+    },
+    putMachineState(id, state) {
+      summaries.forget(id);
+      return st.putMachineState.run({ id, ...machineStateToRow(state) }).changes > 0;
     },
     deleteApp(id) {
       summaries.forget(id);

@@ -30,6 +30,11 @@ export interface Store {
   listAppSummaries(query: ListAppsQuery): { items: AppSummary[]; total: number };
   /** Inserts or replaces the app row. */
   putApp(app: AppRecord): void;
+  /**
+   * Writes the app machine's own fields into the stored row and leaves the rest as stored (its
+   * env is neither opened nor sealed again); false when no such app is stored.
+   */
+  putMachineState(id: string, state: AppMachineState): boolean;
   /** Deletes the app with its versions and share links; returns the deleted versions (for blobs). */
   deleteApp(id: string): VersionRecord[];
 
@@ -137,6 +142,19 @@ export interface AppRecord {
   /** Persisted app-machine snapshot (JSON), owned by src/actors. */
   snapshot?: string;
 }
+
+/** The fields of an app row its machine owns (src/actors/app-row.ts writes them). */
+export type AppMachineState = Pick<
+  AppRecord,
+  | 'phase'
+  | 'reason'
+  | 'message'
+  | 'url'
+  | 'currentVersion'
+  | 'liveVersion'
+  | 'lastDeploy'
+  | 'snapshot'
+>;
 
 /** `Pending` while the version deploys, `Ready` once it served, `Failed` with why. */
 export type Outcome = 'Pending' | 'Ready' | 'Failed' | 'Cancelled';

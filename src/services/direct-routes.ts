@@ -84,7 +84,7 @@ export class DirectRoutes implements AccessGate {
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly store: Pick<Store, 'getApp'>,
+    private readonly store: Pick<Store, 'getAppSummary'>,
     private readonly registry: AppRegistry,
     private readonly urls: PublicUrls,
     private readonly publisher: RoutePublisher,
@@ -207,8 +207,10 @@ export class DirectRoutes implements AccessGate {
   }
 
   private async apply(appId: string): Promise<void> {
-    // A private app's visitors need the router's grant check: no direct route for it.
-    const open = !this.closingApps.has(appId) && this.store.getApp(appId)?.access !== 'private';
+    // A private app's visitors need the router's grant check: no direct route for it. The summary:
+    // every change of the app comes here, and its env is none of a route's business.
+    const open =
+      !this.closingApps.has(appId) && this.store.getAppSummary(appId)?.access !== 'private';
     const sandbox =
       open && this.registry.phase(appId) === 'Ready' ? this.registry.serving(appId) : undefined;
     const target = targetOf(sandbox);

@@ -69,6 +69,29 @@ export function recordCases(store: () => Store): void {
     expect(s.getApp('web')).not.toHaveProperty('url');
   });
 
+  it("putMachineState writes the machine's fields and keeps the rest of the row as stored", () => {
+    const s = store();
+    const env = [{ name: 'TOKEN', value: 'secret-t' }];
+    s.putApp(app('web', { env, access: 'private', url: 'https://web.x', liveVersion: 1 }));
+    const state = {
+      phase: 'Starting',
+      reason: 'Starting',
+      message: 'version 2 starting',
+      currentVersion: 2,
+      lastDeploy: { version: 2, outcome: 'Pending' },
+      snapshot: '{"value":"Starting"}',
+    } as const;
+    expect(s.putMachineState('web', state)).toBe(true);
+    const got = s.getApp('web');
+    expect(got).toEqual({ ...app('web', { env, access: 'private' }), ...state });
+    // Absent machine fields are cleared, as putApp of the same record would.
+    expect(got).not.toHaveProperty('url');
+    expect(got).not.toHaveProperty('liveVersion');
+    expect(s.getAppSummary('web')).toMatchObject({ phase: 'Starting', env: [{ name: 'TOKEN' }] });
+    expect(s.putMachineState('nope', state)).toBe(false);
+    expect(s.getApp('nope')).toBeUndefined();
+  });
+
   it('refuses a second app with the same name', () => {
     const s = store();
     s.putApp(app('a', { name: 'shared' }));

@@ -40,7 +40,7 @@ const turn = () => new Promise((r) => setImmediate(r));
 describe('DirectRoutes: what a deploy waits for before it answers', () => {
   const urls = new PublicUrls();
   urls.setBase('http://localhost:8080');
-  const store = { getApp: () => ({ access: 'public' }) } as never;
+  const store = { getAppSummary: () => ({ access: 'public' }) } as never;
 
   it('an app with no route yet is answered at once (the fallback serves it); the route follows', async () => {
     const { publisher, writes } = heldPublisher();

@@ -129,6 +129,7 @@ export async function openConfigMapStore(opts: ConfigMapStoreOptions): Promise<S
     getAppSummary: (id) => inner.getAppSummary(id),
     listAppSummaries: (query) => inner.listAppSummaries(query),
     putApp: (record) => write([app(record.id)], () => inner.putApp(record)),
+    putMachineState: (id, state) => write([app(id)], () => inner.putMachineState(id, state)),
     deleteApp: (id) => write([app(id)], () => inner.deleteApp(id)),
 
     addVersion: (version) => write([app(version.appId)], () => inner.addVersion(version)),

@@ -234,6 +234,11 @@ export class AppSandboxes {
     if (!kept) this.reap(sandboxId);
   }
 
+  /** A rollback is on its way: the sandboxes it may take back are health-checked now. */
+  probeAhead(serving: string | null): void {
+    this.warmth.probeAhead(serving);
+  }
+
   /** Reaps the retired sandboxes kept for this app. */
   dropRetired(): void {
     this.warmth.drop();

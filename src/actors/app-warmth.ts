@@ -5,12 +5,19 @@ import { fingerprint, type WarmKeep } from './warm-keep.js';
 
 export interface WarmthDeps {
   runtime: Runtime;
+  now: () => number;
   keep: WarmKeep;
   log: Log;
   /** The app's sandbox by id, while the app holds it. */
   held: (id: string) => Sandbox | undefined;
   reap: (id: string) => void;
 }
+
+/**
+ * A health check begun ahead of a take (`probeAhead`) stands in for the take's own only this
+ * soon after it began: an older one was begun for a rollback that never got to its take.
+ */
+const PROBE_FRESH_MS = 1_000;
 
 /**
  * One app's side of keeping retired sandboxes warm (see WarmKeep): what each started sandbox
@@ -22,6 +29,8 @@ export class AppWarmth {
   private readonly running = new Map<string, string>();
   /** Taken back from the keep: already running their version, their inject is a no-op. */
   private readonly reused = new Set<string>();
+  /** Health checks begun ahead of a take, by sandbox id. */
+  private readonly probes = new Map<string, { at: number; healthy: Promise<boolean> }>();
 
   constructor(
     private readonly appId: string,
@@ -38,6 +47,7 @@ export class AppWarmth {
   forget(sandboxId: string): void {
     this.running.delete(sandboxId);
     this.reused.delete(sandboxId);
+    this.probes.delete(sandboxId);
     this.deps.keep.forget(sandboxId);
   }
 
@@ -72,13 +82,30 @@ export class AppWarmth {
     const id = runs === undefined ? undefined : keep.take(this.appId, runs);
     const sandbox = id === undefined ? undefined : this.deps.held(id);
     if (!sandbox) return undefined;
-    const healthy = await this.check(sandbox);
+    const ahead = this.probes.get(sandbox.id);
+    this.probes.delete(sandbox.id);
+    const fresh = ahead !== undefined && this.deps.now() - ahead.at <= PROBE_FRESH_MS;
+    const healthy = await (fresh ? ahead.healthy : this.check(sandbox));
     if (!healthy || !this.deps.held(sandbox.id)) {
       this.deps.reap(sandbox.id);
       return undefined;
     }
     this.reused.add(sandbox.id);
     return sandbox;
+  }
+
+  /**
+   * A rollback is on its way: every sandbox this app started but `serving` (the release kept for
+   * the stability window, the one kept warm) is health-checked now, while the rollback's rows are
+   * written and its machine steps, so that the take finds the answer there or on its way.
+   */
+  probeAhead(serving: string | null): void {
+    if (!this.deps.keep.enabled) return;
+    const at = this.deps.now();
+    for (const id of this.running.keys()) {
+      const sandbox = id === serving ? undefined : this.deps.held(id);
+      if (sandbox) this.probes.set(id, { at, healthy: this.check(sandbox) });
+    }
   }
 
   private check(sandbox: Sandbox): Promise<boolean> {

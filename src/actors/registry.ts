@@ -387,6 +387,14 @@ export class AppRegistry {
     return this.live(appId)?.serving();
   }
 
+  /**
+   * A rollback of the app begins: the sandboxes it may take back (design.md §3, kept warm) are
+   * health-checked while its rows are written, not after.
+   */
+  probeKept(appId: string): void {
+    this.live(appId)?.probeAhead();
+  }
+
   /** A request went through: pushes the idle deadline. Memory only; the machine reads it when due. */
   touch(appId: string): void {
     this.apps.get(appId)?.touch();

@@ -200,6 +200,11 @@ export class AppSupervisor {
     if (sandboxId && this.snapshot().context.serving !== sandboxId) this.sandboxes.reap(sandboxId);
   }
 
+  /** A rollback is on its way: the sandboxes it may take back are health-checked now. */
+  probeAhead(): void {
+    if (!this.halted) this.sandboxes.probeAhead(this.snapshot().context.serving);
+  }
+
   serving(): Sandbox | undefined {
     return this.halted ? undefined : this.sandboxes.get(this.snapshot().context.serving);
   }

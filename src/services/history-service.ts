@@ -92,6 +92,7 @@ export class HistoryService {
   ): Promise<RollbackOutcome> {
     const from = this.deps.store.getVersion(app.id, target);
     if (!from) throw unknownVersion(`app ${app.id} has no version ${target}`);
+    this.deps.registry.probeKept(app.id);
     return this.release(app.id, from, {
       // The whole release comes back, env and egress included.
       settings: (current) => releaseOf(from, current),

@@ -173,6 +173,55 @@ describe('keeping the previous sandbox warm', () => {
     expect(first?.reaped).toBe(true);
   });
 
+  it('checks the kept sandbox as the rollback begins, and its take waits for no other check', async () => {
+    stage(w, 'web', 1);
+    const first = await deployed('web', 1);
+    stage(w, 'web', 2);
+    const second = await deployed('web', 2);
+    const checked: string[] = [];
+    w.runtime.health = async (sandbox) => {
+      checked.push(sandbox.id);
+      return true;
+    };
+    w.registry.probeKept('web');
+    // The serving sandbox is not what a rollback takes back: only the kept one is checked.
+    expect(checked).toEqual([first?.id]);
+    stageRollback('web', 3, 1);
+    await w.registry.deploy('web', 3);
+    await flush();
+    expect(serving()).toBe(first);
+    expect(checked).toEqual([first?.id]);
+    expect(second?.live).toBe(true);
+  });
+
+  it('takes no kept sandbox whose check, begun ahead, found it not answering', async () => {
+    stage(w, 'web', 1);
+    const first = await deployed('web', 1);
+    stage(w, 'web', 2);
+    await deployed('web', 2);
+    w.runtime.health = async () => false;
+    w.registry.probeKept('web');
+    w.runtime.health = async () => true;
+    stageRollback('web', 3, 1);
+    expect(await w.registry.deploy('web', 3)).toMatchObject({ phase: 'Ready' });
+    expect(serving()).not.toBe(first);
+    expect(first?.reaped).toBe(true);
+  });
+
+  it('checks again when the check begun ahead is over a second old', async () => {
+    stage(w, 'web', 1);
+    const first = await deployed('web', 1);
+    stage(w, 'web', 2);
+    await deployed('web', 2);
+    w.registry.probeKept('web'); // a rollback that never got to its take
+    await vi.advanceTimersByTimeAsync(1_500);
+    w.runtime.health = async () => false;
+    stageRollback('web', 3, 1);
+    expect(await w.registry.deploy('web', 3)).toMatchObject({ phase: 'Ready' });
+    expect(serving()).not.toBe(first);
+    expect(first?.reaped).toBe(true);
+  });
+
   it('reaps at once when keeping is off', async () => {
     await w.registry.stop();
     w = world();

@@ -19,7 +19,7 @@ export interface ServedRequest {
 export type RouteTarget = { host: string; port: number } | { socket: string };
 
 /**
- * Writes and removes a Ready app's direct route (Kubernetes: Service, EndpointSlice, HTTPRoute;
+ * Writes and removes a serving app's direct route (Kubernetes: Service, EndpointSlice, HTTPRoute;
  * the local native front door: a map entry of its proxy).
  */
 export interface RoutePublisher {
@@ -70,10 +70,11 @@ export interface AccessGate {
 const RESYNC_MS = 30_000;
 
 /**
- * The data path that scales with the cluster (design.md §4): a Ready app whose sandbox has an
- * address of its own is routed there directly, ingress → pod; an app that stops serving loses its
- * route and falls through to the control plane's router, which wakes and holds it. Follows the
- * registry's events; one app's writes never overlap; failures are logged and healed by the resync.
+ * The data path that scales with the cluster (design.md §4): an app whose serving sandbox (Ready,
+ * or beside a deploy under way) has an address of its own is routed there directly, ingress →
+ * pod; an app that stops serving loses its route and falls through to the control plane's
+ * router, which wakes and holds it. Follows the registry's events; one app's writes never
+ * overlap; failures are logged and healed by the resync.
  */
 export class DirectRoutes implements AccessGate {
   private readonly current = new Map<string, string>();
@@ -211,8 +212,9 @@ export class DirectRoutes implements AccessGate {
     // every change of the app comes here, and its env is none of a route's business.
     const open =
       !this.closingApps.has(appId) && this.store.getAppSummary(appId)?.access !== 'private';
-    const sandbox =
-      open && this.registry.phase(appId) === 'Ready' ? this.registry.serving(appId) : undefined;
+    // The sandbox that serves, Ready or not: a deploy under way leaves the release before it
+    // serving (and its route in place) until the new one takes over.
+    const sandbox = open ? this.registry.serving(appId) : undefined;
     const target = targetOf(sandbox);
     const now = this.current.get(appId);
     try {

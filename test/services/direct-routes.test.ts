@@ -7,20 +7,21 @@ import type { Sandbox } from '../../src/runtime/runtime.js';
 /** A publisher whose writes wait until the test lets them through. */
 function heldPublisher() {
   const writes: { appId: string; target: string; done: () => void }[] = [];
+  const withdrawn: string[] = [];
   const publisher: RoutePublisher = {
     publish: (e) =>
       new Promise<void>((done) =>
         writes.push({ appId: e.appId, target: JSON.stringify(e.target), done }),
       ),
-    withdraw: async () => undefined,
+    withdraw: async (appId) => void withdrawn.push(appId),
     published: async () => new Map(),
     ensureFallback: async () => undefined,
   };
-  return { publisher, writes };
+  return { publisher, writes, withdrawn };
 }
 
-/** The registry as DirectRoutes sees it: one Ready app, served by `sandbox`. */
-function oneApp(serving: () => Partial<Sandbox>) {
+/** The registry as DirectRoutes sees it: one app in `phase`, served by `sandbox`. */
+function oneApp(serving: () => Partial<Sandbox> | undefined, phase: () => string = () => 'Ready') {
   const hooks: { settle?: (appId: string) => Promise<void> } = {};
   const registry = {
     routeWith: (routes: { settle: (appId: string) => Promise<void> }) => {
@@ -28,7 +29,7 @@ function oneApp(serving: () => Partial<Sandbox>) {
     },
     on: () => () => undefined,
     ids: () => ['shop'],
-    phase: () => 'Ready',
+    phase: () => phase(),
     serving: () => serving(),
     touch: () => undefined,
   } as unknown as AppRegistry;
@@ -82,5 +83,32 @@ describe('DirectRoutes: what a deploy waits for before it answers', () => {
     writes[1]?.done();
     await settle;
     expect(settled).toBe(true);
+  });
+
+  it('a deploy under way leaves the route on the release that serves; no serving, no route', async () => {
+    const { publisher, writes, withdrawn } = heldPublisher();
+    let phase = 'Ready';
+    let serving: Partial<Sandbox> | undefined = { socketPath: '/run/v1.sock' };
+    const { registry } = oneApp(
+      () => serving,
+      () => phase,
+    );
+    const routes = new DirectRoutes(store, registry, urls, publisher, () => undefined);
+    const first = routes.sync('shop');
+    await turn();
+    writes[0]?.done();
+    await first;
+
+    for (const step of ['Pending', 'Claiming', 'Starting']) {
+      phase = step;
+      await routes.sync('shop');
+    }
+    expect(withdrawn).toEqual([]);
+    expect(writes).toHaveLength(1);
+
+    // The serving release went (it crashed, or the app was suspended): visitors go to the router.
+    serving = undefined;
+    await routes.sync('shop');
+    expect(withdrawn).toEqual(['shop']);
   });
 });

@@ -1,5 +1,5 @@
 import { releaseOf } from '../persistence/release.js';
-import type { AppRecord, Phase, Store } from '../persistence/store.js';
+import type { AppMachineState, AppRecord, Phase, Store } from '../persistence/store.js';
 import { recordFields, type AppSnapshot } from './app-snapshot.js';
 
 /**
@@ -19,7 +19,8 @@ import { recordFields, type AppSnapshot } from './app-snapshot.js';
  */
 export class AppRowWriter {
   private written = '';
-  private staged: AppSnapshot | undefined;
+  /** The machine's fields of its latest state, while they wait to be written. */
+  private staged: AppMachineState | undefined;
   private row: AppRecord | undefined;
   private shown = '';
 
@@ -50,7 +51,7 @@ export class AppRowWriter {
       this.staged = undefined;
       return false;
     }
-    this.staged = snapshot;
+    this.staged = fields;
     const shown = JSON.stringify([fields.phase, fields.reason, fields.message]);
     if (shown === this.shown) return false;
     this.shown = shown;
@@ -59,25 +60,22 @@ export class AppRowWriter {
 
   /** Writes the staged state; throws when the store does (the caller retries). */
   flush(): void {
-    if (!this.staged) return;
-    const fields = recordFields(this.staged, this.url);
-    if (!settled(fields.phase)) {
+    const fields = this.staged;
+    if (!fields) return;
+    if (settled(fields.phase)) {
+      const next = this.merge(fields);
+      if (next) {
+        this.store.unsynced(() => this.store.putApp(next));
+        this.row = next;
+        this.written = fields.snapshot ?? '';
+      }
+    } else if (this.store.unsynced(() => this.store.putMachineState(this.appId, fields))) {
       // On the way (queued, claiming, starting): only the machine's own fields change, written
       // without reading the row back, opening its env and sealing it again.
-      const stored = this.store.unsynced(() => this.store.putMachineState(this.appId, fields));
+      if (this.row) this.row = { ...this.row, ...fields };
       this.written = fields.snapshot ?? '';
-      if (stored && this.row) this.row = { ...this.row, ...fields };
-      this.staged = undefined;
-      return;
     }
-    const next = this.merge(this.staged);
-    if (!next) {
-      this.staged = undefined; // being deleted
-      return;
-    }
-    this.store.unsynced(() => this.store.putApp(next));
-    this.written = next.snapshot ?? '';
-    this.row = next;
+    // Not written either way only when the app is being deleted: nothing is left to write to.
     this.staged = undefined;
   }
 
@@ -90,10 +88,9 @@ export class AppRowWriter {
     this.store.putApp(this.row);
   }
 
-  private merge(snapshot: AppSnapshot): AppRecord | undefined {
+  private merge(fields: AppMachineState): AppRecord | undefined {
     const row = this.store.getApp(this.appId);
     if (!row) return undefined;
-    const fields = recordFields(snapshot, this.url);
     const live = settled(fields.phase) ? fields.liveVersion : undefined;
     const release = live === undefined ? undefined : this.store.getVersion(this.appId, live);
     return { ...row, ...fields, ...(release ? releaseOf(release, row) : {}) };

@@ -8,6 +8,7 @@ import {
   openSync,
   readdirSync,
   readSync,
+  rmSync,
   statSync,
   unlinkSync,
 } from 'node:fs';
@@ -108,11 +109,7 @@ export function createDiskSourceStore(dir: string): SourceStore {
     async remove(key) {
       requireKey(key);
       // At once, as `size`: a rollback that prunes a version removes its blob before it goes on.
-      try {
-        unlinkSync(pathOf(key));
-      } catch (err) {
-        ignoreMissing(err);
-      }
+      rmSync(pathOf(key), { force: true });
     },
 
     ping() {

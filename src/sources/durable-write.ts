@@ -22,18 +22,15 @@ export async function writeSmallDurably(
   data: Buffer,
 ): Promise<void> {
   const fd = openSync(temp, 'wx', 0o600);
-  let dirFd: number | undefined;
   try {
     for (let at = 0; at < data.length;) at += writeSync(fd, data, at, data.length - at);
     renameSync(temp, final);
-    dirFd = openSync(dir, 'r');
-    await Promise.all([fsyncOnPool(fd), fsyncOnPool(dirFd)]).catch((err: unknown) => {
+    await Promise.all([fsyncOnPool(fd), syncDir(dir)]).catch((err: unknown) => {
       rmSync(final, { force: true });
       throw err;
     });
   } finally {
     closeSync(fd);
-    if (dirFd !== undefined) closeSync(dirFd);
   }
 }
 

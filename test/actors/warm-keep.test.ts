@@ -40,12 +40,25 @@ async function deployed(id: string, n: number): Promise<FakeSandbox | undefined>
   return serving(id);
 }
 
+/** Versions 1 and 2 of `web`, each deployed until Ready: what serves then, and what served before. */
+async function twoVersions(): Promise<{ first?: FakeSandbox; second?: FakeSandbox }> {
+  stage(w, 'web', 1);
+  const first = await deployed('web', 1);
+  stage(w, 'web', 2);
+  return { first, second: await deployed('web', 2) };
+}
+
+/** Rolls back to version 1, which starts afresh: its kept sandbox `first` is reaped, not taken. */
+async function rollsBackAfresh(first: FakeSandbox | undefined): Promise<void> {
+  stageRollback('web', 3, 1);
+  expect(await w.registry.deploy('web', 3)).toMatchObject({ phase: 'Ready' });
+  expect(serving()).not.toBe(first);
+  expect(first?.reaped).toBe(true);
+}
+
 describe('keeping the previous sandbox warm', () => {
   it('keeps the sandbox a redeploy swapped out, unrouted, and a rollback takes it back', async () => {
-    stage(w, 'web', 1);
-    const first = await deployed('web', 1);
-    stage(w, 'web', 2);
-    const second = await deployed('web', 2);
+    const { first, second } = await twoVersions();
     expect(second).not.toBe(first);
     expect(first?.live).toBe(true);
     expect(w.registry.kept('web')).toEqual([first?.id]);
@@ -64,10 +77,7 @@ describe('keeping the previous sandbox warm', () => {
   });
 
   it('starts afresh when the kept sandbox runs something else', async () => {
-    stage(w, 'web', 1);
-    const first = await deployed('web', 1);
-    stage(w, 'web', 2);
-    await deployed('web', 2);
+    const { first } = await twoVersions();
     // Same source as version 1, but the environment changed since: not what the kept one runs.
     stageRollback('web', 3, 1);
     w.store.putApp({
@@ -83,10 +93,7 @@ describe('keeping the previous sandbox warm', () => {
   });
 
   it('reaps a kept sandbox after the keep time', async () => {
-    stage(w, 'web', 1);
-    const first = await deployed('web', 1);
-    stage(w, 'web', 2);
-    await deployed('web', 2);
+    const { first } = await twoVersions();
     await vi.advanceTimersByTimeAsync(KEEP_MS - 1);
     expect(first?.live).toBe(true);
     await vi.advanceTimersByTimeAsync(1);
@@ -109,10 +116,7 @@ describe('keeping the previous sandbox warm', () => {
   });
 
   it('reaps what it keeps when the app is suspended or deleted', async () => {
-    stage(w, 'web', 1);
-    const first = await deployed('web', 1);
-    stage(w, 'web', 2);
-    await deployed('web', 2);
+    const { first } = await twoVersions();
     await w.registry.suspend('web');
     await flush();
     expect(first?.reaped).toBe(true);
@@ -147,10 +151,7 @@ describe('keeping the previous sandbox warm', () => {
   });
 
   it('forgets a kept sandbox that dies, without calling it a crash or logging its lines', async () => {
-    stage(w, 'web', 1);
-    const first = await deployed('web', 1);
-    stage(w, 'web', 2);
-    await deployed('web', 2);
+    const { first } = await twoVersions();
     first?.print('still ticking');
     first?.exit(137);
     await flush();
@@ -162,22 +163,13 @@ describe('keeping the previous sandbox warm', () => {
   });
 
   it('does not take back a kept sandbox that stopped answering', async () => {
-    stage(w, 'web', 1);
-    const first = await deployed('web', 1);
-    stage(w, 'web', 2);
-    await deployed('web', 2);
+    const { first } = await twoVersions();
     w.runtime.health = async () => false;
-    stageRollback('web', 3, 1);
-    expect(await w.registry.deploy('web', 3)).toMatchObject({ phase: 'Ready' });
-    expect(serving()).not.toBe(first);
-    expect(first?.reaped).toBe(true);
+    await rollsBackAfresh(first);
   });
 
   it('checks the kept sandbox as the rollback begins, and its take waits for no other check', async () => {
-    stage(w, 'web', 1);
-    const first = await deployed('web', 1);
-    stage(w, 'web', 2);
-    const second = await deployed('web', 2);
+    const { first, second } = await twoVersions();
     const checked: string[] = [];
     w.runtime.health = async (sandbox) => {
       checked.push(sandbox.id);
@@ -195,40 +187,25 @@ describe('keeping the previous sandbox warm', () => {
   });
 
   it('takes no kept sandbox whose check, begun ahead, found it not answering', async () => {
-    stage(w, 'web', 1);
-    const first = await deployed('web', 1);
-    stage(w, 'web', 2);
-    await deployed('web', 2);
+    const { first } = await twoVersions();
     w.runtime.health = async () => false;
     w.registry.probeKept('web');
     w.runtime.health = async () => true;
-    stageRollback('web', 3, 1);
-    expect(await w.registry.deploy('web', 3)).toMatchObject({ phase: 'Ready' });
-    expect(serving()).not.toBe(first);
-    expect(first?.reaped).toBe(true);
+    await rollsBackAfresh(first);
   });
 
   it('checks again when the check begun ahead is over a second old', async () => {
-    stage(w, 'web', 1);
-    const first = await deployed('web', 1);
-    stage(w, 'web', 2);
-    await deployed('web', 2);
+    const { first } = await twoVersions();
     w.registry.probeKept('web'); // a rollback that never got to its take
     await vi.advanceTimersByTimeAsync(1_500);
     w.runtime.health = async () => false;
-    stageRollback('web', 3, 1);
-    expect(await w.registry.deploy('web', 3)).toMatchObject({ phase: 'Ready' });
-    expect(serving()).not.toBe(first);
-    expect(first?.reaped).toBe(true);
+    await rollsBackAfresh(first);
   });
 
   it('reaps at once when keeping is off', async () => {
     await w.registry.stop();
     w = world();
-    stage(w, 'web', 1);
-    const first = await deployed('web', 1);
-    stage(w, 'web', 2);
-    await deployed('web', 2);
+    const { first } = await twoVersions();
     expect(first?.reaped).toBe(true);
     expect(w.registry.kept('web')).toEqual([]);
   });

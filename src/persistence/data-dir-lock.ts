@@ -23,7 +23,7 @@ export interface DataDirLock {
 
 export const LOCK_FILE = 'slipway.lock';
 /** flock(1)'s exit code when the lock is held (`-E`). */
-const HELD = 75;
+const HELD = 75 as const;
 
 /**
  * Takes the data dir for this process: one server per data dir, or two would destroy each
@@ -36,40 +36,46 @@ export async function lockDataDir(dataDir: string): Promise<DataDirLock> {
   const dir = resolve(dataDir);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const file = join(dir, LOCK_FILE);
+  // A second's wait: a holder that has just ended may take a moment to let go.
+  const child = await flockChild(file, ['--wait', '1']);
+  if (child === HELD) throw new DataDirLocked(dir, holderOf(file));
+  writeFileSync(file, `${process.pid}\n`, { mode: 0o600 });
+  return { release: () => releaseLock(child) };
+}
+
+/**
+ * Holds another instance's data dir for a moment, without waiting: undefined while a server holds
+ * it (or is starting on it). The lock file keeps its holder's pid: we are not the server there.
+ */
+export async function tryLockDataDir(dataDir: string): Promise<DataDirLock | undefined> {
+  const child = await flockChild(join(resolve(dataDir), LOCK_FILE), ['--nonblock']);
+  return child === HELD ? undefined : { release: () => releaseLock(child) };
+}
+
+async function flockChild(file: string, wait: string[]): Promise<ChildProcess | typeof HELD> {
   const child = spawn(
     'flock',
-    // A second's wait: a holder that has just ended may take a moment to let go.
-    [
-      '--wait',
-      '1',
-      '--conflict-exit-code',
-      String(HELD),
-      file,
-      'sh',
-      '-c',
-      'echo locked; exec cat',
-    ],
+    [...wait, '--conflict-exit-code', String(HELD), file, 'sh', '-c', 'echo locked; exec cat'],
     { stdio: ['pipe', 'pipe', 'pipe'], env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' } },
   );
-  const outcome = await new Promise<'locked' | number>((done, fail) => {
+  const outcome = await new Promise<'locked' | typeof HELD>((done, fail) => {
     let stderr = '';
     child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     child.stdout?.once('data', () => done('locked'));
     child.once('error', (err) =>
-      fail(new Error(`cannot lock the data dir ${dir}: flock (util-linux): ${err.message}`)),
+      fail(new Error(`cannot lock ${file}: flock (util-linux): ${err.message}`)),
     );
     child.once('exit', (code) => {
       if (code === HELD) done(HELD);
-      else fail(new Error(`cannot lock the data dir ${dir}: flock exited ${code}: ${stderr}`));
+      else fail(new Error(`cannot lock ${file}: flock exited ${code}: ${stderr}`));
     });
   });
-  if (outcome === HELD) throw new DataDirLocked(dir, holderOf(file));
-  writeFileSync(file, `${process.pid}\n`, { mode: 0o600 });
+  if (outcome === HELD) return HELD;
   child.stdout?.resume();
   // The lock must never keep Node alive, nor hold up an exit.
   child.unref();
   for (const stream of [child.stdin, child.stdout, child.stderr]) unrefStream(stream);
-  return { release: () => releaseLock(child) };
+  return child;
 }
 
 function releaseLock(child: ChildProcess): Promise<void> {

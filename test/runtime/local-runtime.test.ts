@@ -1,5 +1,13 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,6 +29,7 @@ import {
   startRuntime,
   type TestRuntime,
 } from './support.js';
+import { lockDataDir } from '../../src/persistence/data-dir-lock.js';
 import { createLocalRuntime } from '../../src/runtime/local/local-runtime.js';
 import { startTime } from '../../src/runtime/local/process-tree.js';
 import { runtimeRoot } from '../../src/runtime/local/runtime-dir.js';
@@ -514,4 +523,42 @@ describe('local runtime: shutdown', () => {
       }
     },
   );
+  it("spares a killed instance's runtime dir while its data dir's next server starts", async () => {
+    // A killed server's runtime dir, its owner file not yet replaced by the next server, which
+    // holds the data dir's lock already (startSlipway takes it first of all).
+    const killed = mkdtempSync(join(tmpdir(), 'slipway-rt-killed-'));
+    const runtimeDir = runtimeRoot(killed, undefined);
+    mkdirSync(join(runtimeDir, 'sandboxes'), { recursive: true, mode: 0o711 });
+    const owner = `999999999 1\n${JSON.stringify(realpathSync(killed))}\n`;
+    writeFileSync(join(runtimeDir, 'owner'), owner);
+    const next = await lockDataDir(killed);
+    const other = mkdtempSync(join(tmpdir(), 'slipway-rt-other-'));
+    const startOther = async (): Promise<void> => {
+      const runtime = createLocalRuntime({
+        dataDir: other,
+        sourceStore: createDiskSourceStore(join(other, 'sources')),
+        agentToken: 'x'.repeat(64),
+        poolSize: 0,
+        startTimeoutMs: 5_000,
+        memoryLimitMB: 256,
+        pidsLimit: 128,
+        allowPrivate: [],
+      });
+      await runtime.start();
+      await runtime.stop();
+    };
+    try {
+      await startOther();
+      expect(readFileSync(join(runtimeDir, 'owner'), 'utf8')).toBe(owner);
+      // Once no server holds that data dir, its leftovers are anyone's to sweep.
+      await next.release();
+      await startOther();
+      expect(existsSync(runtimeDir)).toBe(false);
+    } finally {
+      await next.release();
+      rmSync(runtimeDir, { recursive: true, force: true });
+      rmSync(killed, { recursive: true, force: true });
+      rmSync(other, { recursive: true, force: true });
+    }
+  });
 });

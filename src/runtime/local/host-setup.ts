@@ -11,10 +11,12 @@ import {
   claimRuntimeDir,
   deadSiblings,
   instanceId,
+  type DeadSibling,
   isRoot,
   makePrivateDir,
   runtimeRoot,
 } from './runtime-dir.js';
+import { tryLockDataDir, type DataDirLock } from '../../persistence/data-dir-lock.js';
 import { startTime } from './process-tree.js';
 import { heldIds, readRecord, type SandboxRecord } from './sandbox-record.js';
 import { BootBudget } from './boot-budget.js';
@@ -85,6 +87,7 @@ export async function prepareHost(opts: HostOptions, env: HostEnv, log: Log): Pr
     agent: join(runtime, 'agent.mjs'),
   };
   for (const dir of [dirs.runtime, dirs.sandboxes]) makePrivateDir(dir);
+  claimRuntimeDir(dirs.runtime, opts.dataDir);
   makePrivateDir(dirs.held, 0o700);
   makePrivateDir(dirs.routes, 0o700);
   checkReachable(dirs.sandboxes, 'runtime.dir');
@@ -115,16 +118,10 @@ export async function prepareHost(opts: HostOptions, env: HostEnv, log: Log): Pr
   await bundleAgent(dirs.agent);
   const hostname = 'slipway';
   writeEtcFiles(dirs.etc, hostname);
-  claimRuntimeDir(dirs.runtime);
   const id = instanceId(opts.dataDir);
   const cgroups = detectCgroups(opts.limits, id, log, new Set(leftovers.map((r) => `sb-${r.id}`)));
-  // Instances of other data dirs that were killed, once none of their sandboxes runs: the rest
-  // is ours to sweep (running ones wait for their own instance's next start).
   for (const dead of deadSiblings(dirs.runtime)) {
-    if (runningRecords(join(dirs.runtime, '..', dead, 'held')).length > 0) continue;
-    cgroups.removeInstance(dead);
-    await rm(join(dirs.runtime, '..', dead), { recursive: true, force: true });
-    log('info', 'removed what a killed instance left', { instance: dead });
+    await sweepSibling(dirs.runtime, dead, cgroups, log);
   }
   const users = new SandboxUsers(root ? opts.uids : undefined, parseInt(id.slice(0, 8), 16));
   return {
@@ -139,6 +136,44 @@ export async function prepareHost(opts: HostOptions, env: HostEnv, log: Log): Pr
     boots: new BootBudget(),
     hostname,
   };
+}
+
+/**
+ * Removes what a killed instance of another data dir left (its runtime dir and cgroups), once
+ * none of its sandboxes runs: running ones wait for their own instance's next start. Under its
+ * data dir's lock, checked again there: that data dir's next server may be starting right now,
+ * with the dead owner's file not yet replaced, and would find its runtime dir gone. A data dir
+ * that no longer exists has no server to start (a new one at that path would have to be made
+ * and started within this sweep).
+ */
+async function sweepSibling(
+  runtime: string,
+  dead: DeadSibling,
+  cgroups: CgroupSupport,
+  log: Log,
+): Promise<void> {
+  const dir = join(runtime, '..', dead.id);
+  let lock: DataDirLock | undefined = { release: () => Promise.resolve() };
+  if (dead.dataDir !== undefined && existsSync(dead.dataDir)) {
+    // A sweep is housekeeping: a data dir we may not lock (another user's) is left, not fatal.
+    lock = await tryLockDataDir(dead.dataDir).catch((err: unknown) => {
+      log('warn', 'left what a killed instance left: cannot lock its data dir', {
+        instance: dead.id,
+        err: err instanceof Error ? err.message : String(err),
+      });
+      return undefined;
+    });
+  }
+  if (!lock) return;
+  try {
+    const still = deadSiblings(runtime).some((other) => other.id === dead.id);
+    if (!still || runningRecords(join(dir, 'held')).length > 0) return;
+    cgroups.removeInstance(dead.id);
+    await rm(dir, { recursive: true, force: true });
+    log('info', 'removed what a killed instance left', { instance: dead.id });
+  } finally {
+    await lock.release();
+  }
 }
 
 /** The records under a held root whose sandbox still runs (same pid, same start time). */

@@ -73,21 +73,30 @@ const OWNER_FILE = 'owner';
 /** A sibling dir with no owner file yet may be another instance starting up right now. */
 const UNOWNED_GRACE_MS = 60_000;
 
-/** Writes who owns the dir (pid and its start time, so a reused pid is not taken for us). */
-export function claimRuntimeDir(dir: string): void {
-  writeFileSync(join(dir, OWNER_FILE), `${process.pid} ${startTime(process.pid)}\n`, {
-    mode: 0o600,
-  });
+/**
+ * Writes who owns the dir (pid and its start time, so a reused pid is not taken for us) and whose
+ * data dir it serves: a sweeper must hold that data dir's lock to take the dir away.
+ */
+export function claimRuntimeDir(dir: string, dataDir: string): void {
+  const owner = `${process.pid} ${startTime(process.pid)}\n${JSON.stringify(realpathSync(dataDir))}\n`;
+  writeFileSync(join(dir, OWNER_FILE), owner, { mode: 0o600 });
+}
+
+/** A sibling runtime dir whose owner is gone, and the data dir it served when it says so. */
+export interface DeadSibling {
+  id: string;
+  dataDir: string | undefined;
 }
 
 /**
  * The sibling runtime dirs (other data dirs' instances) whose owner is gone: killed without the
- * chance to clean up. Their ids name their cgroup folders too.
+ * chance to clean up. Their ids name their cgroup folders too. A dead owner may be about to be
+ * replaced by its data dir's next server: the caller checks that under the data dir's lock.
  */
-export function deadSiblings(dir: string): string[] {
+export function deadSiblings(dir: string): DeadSibling[] {
   const parent = dirname(dir);
-  return readdirSync(parent).filter((id) => {
-    if (id === basename(dir) || !/^[0-9a-f]{12}$/.test(id)) return false;
+  return readdirSync(parent).flatMap((id) => {
+    if (id === basename(dir) || !/^[0-9a-f]{12}$/.test(id)) return [];
     let owner: string;
     try {
       owner = readFileSync(join(parent, id, OWNER_FILE), 'utf8');
@@ -95,9 +104,23 @@ export function deadSiblings(dir: string): string[] {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
       // Its instance may have stopped and removed it since readdir: then there is nothing to sweep.
       const made = statSync(join(parent, id), { throwIfNoEntry: false })?.mtimeMs;
-      return made !== undefined && Date.now() - made > UNOWNED_GRACE_MS;
+      const abandoned = made !== undefined && Date.now() - made > UNOWNED_GRACE_MS;
+      return abandoned ? [{ id, dataDir: undefined }] : [];
     }
-    const [pid, started] = owner.trim().split(' ');
-    return startTime(Number(pid)) !== started;
+    const [holder = '', served] = owner.split('\n');
+    const [pid, started] = holder.trim().split(' ');
+    if (startTime(Number(pid)) === started) return [];
+    return [{ id, dataDir: served ? dataDirOf(served) : undefined }];
   });
+}
+
+/** The data dir line of an owner file: absent from older ones, checked rather than trusted. */
+function dataDirOf(line: string): string | undefined {
+  try {
+    const parsed: unknown = JSON.parse(line);
+    return typeof parsed === 'string' && parsed.startsWith('/') ? parsed : undefined;
+  } catch (err) {
+    if (err instanceof SyntaxError) return undefined;
+    throw err;
+  }
 }

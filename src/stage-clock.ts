@@ -30,6 +30,16 @@ export class StageClock {
   }
 
   /**
+   * Work that ran beside the stages (a deploy's head start, while its rows were written), in ms:
+   * listed with them, never taken from them.
+   */
+  aside(parts: Record<string, number>): void {
+    for (const [stage, ms] of Object.entries(parts)) {
+      if (Number.isFinite(ms) && ms >= 0) this.spans.push({ stage, ms });
+    }
+  }
+
+  /**
    * Stages in the order they ended, in ms to 0.1 ms; a stage marked twice (a retried claim) is
    * summed.
    */

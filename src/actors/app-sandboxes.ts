@@ -17,6 +17,8 @@ import type { AppLogLine, LogRing } from './log-ring.js';
 import { planStart, type StartPlan } from './start-plan.js';
 import type { ReleaseSlot } from './start-gate.js';
 import { AppWarmth } from './app-warmth.js';
+import type { HeadStart, HeadStarts } from './head-starts.js';
+import type { SandboxEvents } from './held-events.js';
 import type { Log } from '../logging.js';
 import { errorMessage } from './types.js';
 import type { WarmKeep } from './warm-keep.js';
@@ -39,6 +41,8 @@ export interface SandboxDeps {
   ring: LogRing;
   /** Retired sandboxes kept warm, shared by every app. */
   keep: WarmKeep;
+  /** Deploys' sandboxes started ahead of their machine, shared by every app. */
+  headStarts: HeadStarts;
   /** A visitor reached the app directly (not through the router): the app is not idle. */
   touch: () => void;
   /** Every line a held sandbox prints, once it is in the app's log (the activity reads them). */
@@ -63,6 +67,8 @@ export class AppSandboxes {
   private readonly reaps = new Set<Promise<void>>();
   /** Queued cold starts under way, by sandbox: the slot is given back once its start ends. */
   private readonly slots = new Map<string, ReleaseSlot>();
+  /** Claimed from a head start: their inject is the one already under way. */
+  private readonly ahead = new Map<string, HeadStart>();
   private readonly ring: LogRing;
   private readonly warmth: AppWarmth;
   /**
@@ -124,6 +130,15 @@ export class AppSandboxes {
       });
     }
     this.deps.clock()?.mark('prepare');
+    const head = this.deps.headStarts.take(this.appId, plan.spec);
+    const started = head && (await head.claimed);
+    if (head && started) {
+      this.deps.clock()?.mark('claim');
+      this.hold(started.sandbox, version, started.events);
+      this.ahead.set(started.sandbox.id, head);
+      if (this.deps.halted()) return this.reap(started.sandbox.id);
+      return send({ type: 'CLAIMED', attempt, sandboxId: started.sandbox.id });
+    }
     const warm = await this.warmth.take(plan.spec);
     if (warm) {
       this.deps.clock()?.mark('claim');
@@ -192,9 +207,18 @@ export class AppSandboxes {
     // the next turn they follow the transition into Starting, as the activity's steps must.
     await Promise.resolve();
     if (!this.held.has(sandboxId)) return; // reaped meanwhile: the attempt was superseded
+    const head = this.ahead.get(sandboxId);
+    this.ahead.delete(sandboxId);
     try {
-      const stages = await this.deps.runtime.inject(sandbox, plan.spec);
-      this.deps.clock()?.mark('inject', stages ?? {});
+      if (head) {
+        // Begun before this machine was: only the wait for it is this deploy's inject stage.
+        await head.run();
+        this.deps.clock()?.mark('inject');
+        this.deps.clock()?.aside(head.timings);
+      } else {
+        const stages = await this.deps.runtime.inject(sandbox, plan.spec);
+        this.deps.clock()?.mark('inject', stages ?? {});
+      }
       this.warmth.started(sandboxId, plan.spec);
       send({ type: 'HEALTHY', attempt, at: this.deps.now() });
     } catch (err) {
@@ -211,6 +235,8 @@ export class AppSandboxes {
           ...(reason ? { reason } : {}),
         });
       }
+    } finally {
+      head?.answered();
     }
   }
 
@@ -250,6 +276,7 @@ export class AppSandboxes {
     if (!sandbox) return; // restored ids died with the old process; others are reaped already
     this.held.delete(sandboxId);
     this.versions.delete(sandboxId);
+    this.ahead.delete(sandboxId);
     this.warmth.forget(sandboxId);
     this.freeSlot(sandboxId);
     const done: Promise<void> = Promise.resolve()
@@ -274,8 +301,11 @@ export class AppSandboxes {
     await Promise.all([...this.reaps]);
   }
 
-  /** Takes a sandbox running `version` into this app's hands: its lines, activity and exit. */
-  hold(sandbox: Sandbox, version: number): void {
+  /**
+   * Takes a sandbox running `version` into this app's hands: its lines, activity and exit, heard
+   * through `events` when something else heard them first (a head start's).
+   */
+  hold(sandbox: Sandbox, version: number, events: SandboxEvents = sandbox): void {
     const { guard } = this.deps;
     const kept = (): boolean => this.warmth.isKept(sandbox.id);
     this.held.set(sandbox.id, sandbox);
@@ -286,9 +316,9 @@ export class AppSandboxes {
       this.deps.heard(own);
     };
     // A kept sandbox is not the app any more: what it prints is not the app's log.
-    sandbox.onLog((line) => guard('log', () => kept() || push(line)));
-    sandbox.onActivity?.(() => guard('activity', () => kept() || this.deps.touch()));
-    sandbox.onExit((exit) =>
+    events.onLog((line) => guard('log', () => kept() || push(line)));
+    events.onActivity?.(() => guard('activity', () => kept() || this.deps.touch()));
+    events.onExit((exit) =>
       guard('exit', () => {
         // Sandboxes we reaped ourselves are expected to exit; a kept one dying is no crash.
         if (kept()) this.reap(sandbox.id);

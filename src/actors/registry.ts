@@ -33,6 +33,8 @@ import {
   type WaitOptions,
 } from './types.js';
 import { WarmKeep } from './warm-keep.js';
+import { HeadStarts } from './head-starts.js';
+import { planRelease } from './start-plan.js';
 import { StageClock } from '../stage-clock.js';
 
 export type { AppEvent, AppEventListener, RegistryDeps, WaitOptions } from './types.js';
@@ -48,6 +50,7 @@ export class AppRegistry {
   private readonly goingAway = new Set<string>();
   private readonly logLines: AppLogs;
   private readonly keep: WarmKeep;
+  private readonly headStarts: HeadStarts;
   private readonly bus: AppEventBus;
   private readonly now: () => number;
   private readonly log: Log;
@@ -80,6 +83,7 @@ export class AppRegistry {
     this.keep = new WarmKeep(deps.keepRetired, (err) =>
       this.log('error', 'reaping a kept sandbox failed', { err: errorMessage(err) }),
     );
+    this.headStarts = new HeadStarts({ runtime: deps.runtime, log: this.log });
   }
 
   /**
@@ -150,6 +154,7 @@ export class AppRegistry {
     this.gate.close();
     this.recent.stop();
     this.keep.clear();
+    this.headStarts.stop();
     this.logLines.closeAll({ code: 'not_ready', message: 'the server is shutting down' });
     for (const app of all) app.stop();
     await Promise.all(all.map((app) => app.settle()));
@@ -292,6 +297,7 @@ export class AppRegistry {
     const app = this.apps.get(appId);
     this.apps.delete(appId);
     this.goingAway.add(appId);
+    this.headStarts.drop(appId);
     let versions: VersionRecord[];
     try {
       if (app?.alive) app.send({ type: 'DELETE' }, 'user');
@@ -395,6 +401,23 @@ export class AppRegistry {
     this.live(appId)?.probeAhead();
   }
 
+  /**
+   * A deploy is on its way with these rows, not yet written: the sandbox of the version they
+   * make is claimed and started now, for its machine's claim to take (head-starts.ts). Not for a
+   * version that cannot start, an app going away, nor once the server drains.
+   */
+  headStart(rows: { app: AppRecord; version: VersionRecord }): void {
+    const appId = rows.app.id;
+    if (this.callers.signal.aborted || this.goingAway.has(appId)) return;
+    const plan = planRelease(this.deps.runtime, rows.app, rows.version);
+    if (plan.ok) this.headStarts.begin(appId, plan.template, plan.spec);
+  }
+
+  /** The deploy of `version` is answered: a head start its machine did not take is reaped. */
+  dropHeadStart(appId: string, version: number): void {
+    this.headStarts.drop(appId, version);
+  }
+
   /** A request went through: pushes the idle deadline. Memory only; the machine reads it when due. */
   touch(appId: string): void {
     this.apps.get(appId)?.touch();
@@ -485,6 +508,7 @@ export class AppRegistry {
       publish: (event: AppEvent) => this.bus.publish(event),
       ring: this.logLines.ringOf(row.id),
       keep: this.keep,
+      headStarts: this.headStarts,
       writes: this.writes,
       recent: this.recent,
       gate: this.gate,

@@ -1,5 +1,5 @@
 import { releaseOf } from '../persistence/release.js';
-import type { Store } from '../persistence/store.js';
+import type { AppRecord, Store, VersionRecord } from '../persistence/store.js';
 import type { InjectSpec, Lane, Runtime } from '../runtime/runtime.js';
 
 /** What starting one version of an app needs, or why it cannot start before any sandbox exists. */
@@ -26,6 +26,12 @@ export function planStart(
       message: `version ${version} of ${appId} is not stored (it may have been pruned); deploy again`,
     };
   }
+  return planRelease(runtime, app, row);
+}
+
+/** The plan of a version from its rows, stored or about to be (a deploy's head start). */
+export function planRelease(runtime: Runtime, app: AppRecord, row: VersionRecord): StartPlan {
+  const { appId, version } = row;
   // Refused at upload (no entrypoint, say): the same diagnosis, and never a sandbox for it.
   if (row.outcome === 'Failed' && row.reason !== undefined) {
     return { ok: false, reason: row.reason, message: row.message ?? '' };

@@ -31,6 +31,7 @@ import { WindowProbe } from './window-probe.js';
 import { waitForSnapshot } from './wait-for.js';
 import type { Log } from '../logging.js';
 import { errorMessage, type AppEvent } from './types.js';
+import type { HeadStarts } from './head-starts.js';
 import type { WarmKeep } from './warm-keep.js';
 import type { StageClock } from '../stage-clock.js';
 
@@ -44,6 +45,8 @@ export interface SupervisorDeps {
   publish: (event: AppEvent) => void;
   ring: LogRing;
   keep: WarmKeep;
+  /** Deploys' sandboxes started ahead of their machine (head-starts.ts). */
+  headStarts: HeadStarts;
   /** Where the row and outcome writes the disk refused wait to be tried again. */
   writes: WriteRetry;
   /** When each app was last used: a request here marks this one. */

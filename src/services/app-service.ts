@@ -133,6 +133,19 @@ export class AppService {
     // A redeploy that makes the app private waits for its direct route to go (AccessGate).
     const closes = metadata.access === 'private' && existing && existing.access !== 'private';
     const gate = closes ? this.deps.accessGate : undefined;
+    const rowsFor = (existing: AppRecord | undefined) =>
+      releaseRows({
+        metadata: { ...metadata, runtime },
+        identity,
+        plan,
+        existing,
+        live: existing ? liveReleaseOf(store, existing) : undefined,
+        version,
+        sourceKey,
+        sourceHash: info.hash,
+        now,
+        defaultAccess: config.apps.defaultAccess,
+      });
     // Unsynced: every answer to this deploy (ok, failed or refused) comes after its audit event,
     // a synced commit, which makes these rows durable with it. Their blob is synced already, so
     // the rows never reach the disk before what they point at.
@@ -141,43 +154,49 @@ export class AppService {
         store.unsynced(() =>
           store.transaction(() => {
             // Checked again inside the transaction: another deploy may have taken the name meanwhile.
-            const existing = assertMayDeployTo(store, config, identity, metadata.name);
-            const rows = releaseRows({
-              metadata: { ...metadata, runtime },
-              identity,
-              plan,
-              existing,
-              live: existing ? liveReleaseOf(store, existing) : undefined,
-              version,
-              sourceKey,
-              sourceHash: info.hash,
-              now,
-              defaultAccess: config.apps.defaultAccess,
-            });
+            const rows = rowsFor(assertMayDeployTo(store, config, identity, metadata.name));
             store.putApp(rows.app);
             store.addVersion(rows.version);
           }),
         ),
       );
+    // Its sandbox starts now, beside the rows and the machine's first steps; the machine takes it
+    // only if the rows it reads plan the very same start.
+    if (plan.ok) this.deps.registry.headStart(rowsFor(existing));
+    clock?.mark('head-start');
     try {
-      if (gate) await gate.closing(metadata.name, write);
+      await this.writeRows(metadata.name, sourceKey, write, gate);
+      clock?.mark('rows');
+      await this.history.prune(metadata.name);
+      clock?.mark('prune');
+      if (!plan.ok && !existing) {
+        return { app: this.mustGet(metadata.name), sourceHash: info.hash, version };
+      }
+      const app = await this.deps.registry.deploy(metadata.name, version, {
+        waitMs: this.deps.deployWaitMs,
+        clock,
+      });
+      return { app, sourceHash: info.hash, version };
+    } finally {
+      this.deps.registry.dropHeadStart(metadata.name, version);
+    }
+  }
+
+  /** A deploy's rows, once the access gate is closed if it closes one. */
+  private async writeRows(
+    appId: string,
+    sourceKey: string,
+    write: () => void,
+    gate: AccessGate | undefined,
+  ): Promise<void> {
+    try {
+      if (gate) await gate.closing(appId, write);
       else write();
     } catch (err) {
       // The rows did not land: the blob is an orphan, and the original error is the answer.
-      await this.history.removeBlob(sourceKey, metadata.name);
+      await this.history.removeBlob(sourceKey, appId);
       throw err;
     }
-    clock?.mark('rows');
-    await this.history.prune(metadata.name);
-    clock?.mark('prune');
-    if (!plan.ok && !existing) {
-      return { app: this.mustGet(metadata.name), sourceHash: info.hash, version };
-    }
-    const app = await this.deps.registry.deploy(metadata.name, version, {
-      waitMs: this.deps.deployWaitMs,
-      clock,
-    });
-    return { app, sourceHash: info.hash, version };
   }
 
   /** The apps the caller may see, as views show them (env names only). */

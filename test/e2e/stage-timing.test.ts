@@ -37,10 +37,19 @@ describe('Server-Timing on deploy, rollback and resume', () => {
     return timed('/v1/deploy', { method: 'POST', body: form, headers: auth });
   }
 
-  /** Stages that took no time still appear; none is negative; all fit in the client's wait. */
+  /**
+   * Stages that took no time still appear; none is negative; all fit in the client's wait. A head
+   * start's (`ahead-*`) ran beside the others: together they fit in it too.
+   */
   function fits(stages: Record<string, number>, waited: number): void {
     for (const ms of Object.values(stages)) expect(ms).toBeGreaterThanOrEqual(0);
-    const sum = Object.values(stages).reduce((a, b) => a + b, 0);
+    const ahead = Object.entries(stages).filter(([stage]) => stage.startsWith('ahead-'));
+    expect(ahead.reduce((a, [, ms]) => a + ms, 0)).toBeLessThanOrEqual(
+      waited + ahead.length * 0.05,
+    );
+    const sum = Object.entries(stages)
+      .filter(([stage]) => !stage.startsWith('ahead-'))
+      .reduce((a, [, ms]) => a + ms, 0);
     // Each stage is rounded to 0.1 ms: allow that much per stage.
     expect(sum).toBeLessThanOrEqual(waited + Object.keys(stages).length * 0.05);
   }
@@ -56,26 +65,31 @@ describe('Server-Timing on deploy, rollback and resume', () => {
   it('breaks a deploy into a warm sandbox down from the upload to the answer', async () => {
     const res = await deployApp('v1');
     expect(res.status).toBe(200);
+    // The sandbox was claimed and started beside the rows and the machine's first steps: the
+    // machine's claim took it, and its inject waited for the start under way.
     expect(Object.keys(res.stages)).toEqual([
       'parse',
       'inspect',
       'blob',
       'classify',
+      'head-start',
       'rows',
       'prune',
       'prepare',
       'claim',
       'handoff',
-      'unpack',
-      'app-start',
       'inject',
+      'ahead-claim',
+      'ahead-unpack',
+      'ahead-app-start',
+      'ahead-inject',
       'ready',
       'route',
       'audit',
       'reply',
     ]);
     // The app's own start is the agent's measure of loading it until it accepted a connection.
-    expect(res.stages['app-start']).toBeGreaterThan(0);
+    expect(res.stages['ahead-app-start']).toBeGreaterThan(0);
     fits(res.stages, res.waited);
     expect((await fetchApp(res.body.url ?? '')).body).toMatch(/^v1 /);
   });

@@ -34,6 +34,16 @@ describe('StageClock', () => {
     expect(clock.stages()).toEqual({ other: 1_000, inject: 0 });
   });
 
+  it('lists work that ran beside the stages without taking it from the next one', () => {
+    const { clock, pass } = manual();
+    pass(2);
+    clock.mark('rows');
+    clock.aside({ 'ahead-claim': 1.5, 'ahead-unpack': Number.NaN, 'ahead-inject': -1 });
+    pass(3);
+    clock.mark('inject');
+    expect(clock.stages()).toEqual({ rows: 2, 'ahead-claim': 1.5, inject: 3 });
+  });
+
   it('sums a stage marked twice (a retried claim)', () => {
     const { clock, pass } = manual();
     pass(2);

@@ -8,7 +8,7 @@
  * takes (the rows were refused, another deploy came, the plan differs) is reaped.
  */
 import type { Log } from '../logging.js';
-import type { InjectSpec, InjectStages, Runtime, Sandbox } from '../runtime/runtime.js';
+import type { InjectSpec, InjectStages, Runtime, Sandbox, Upload } from '../runtime/runtime.js';
 import { HeldEvents } from './held-events.js';
 import { errorMessage } from './types.js';
 
@@ -41,8 +41,11 @@ export class HeadStarts {
 
   constructor(private readonly deps: { runtime: Runtime; log: Log }) {}
 
-  /** Claims a sandbox of `template` for the app and starts `spec` in it. */
-  begin(appId: string, template: string, spec: InjectSpec): void {
+  /**
+   * Claims a sandbox of `template` for the app and starts `spec` in it, from the `upload` in hand
+   * (the runtime waits for the store where it must read from it).
+   */
+  begin(appId: string, template: string, spec: InjectSpec, upload: Upload): void {
     this.drop(appId);
     const { runtime, log } = this.deps;
     const began = performance.now();
@@ -63,7 +66,7 @@ export class HeadStarts {
     const started = claimed.then(async (held) => {
       if (!held) return undefined;
       const injected = performance.now();
-      const stages = await runtime.inject(held.sandbox, spec);
+      const stages = await runtime.inject(held.sandbox, spec, upload);
       // As the deploy's own `inject` stage: the round trip, its parts inside the sandbox apart.
       let trip = performance.now() - injected;
       for (const [stage, ms] of Object.entries(stages ?? {})) {

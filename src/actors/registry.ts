@@ -14,7 +14,7 @@ import {
 import { releaseOf } from '../persistence/release.js';
 import { WriteRetry } from '../persistence/write-retry.js';
 import type { AppRecord, VersionRecord } from '../persistence/store.js';
-import type { AdoptedSandbox, Sandbox } from '../runtime/runtime.js';
+import type { AdoptedSandbox, Sandbox, Upload } from '../runtime/runtime.js';
 import type { Activity } from './app-activity.js';
 import { AppEventBus, lifecycleEvent } from './app-events.js';
 import { inputFor, restore, stateOf, type AppSnapshot } from './app-snapshot.js';
@@ -402,15 +402,16 @@ export class AppRegistry {
   }
 
   /**
-   * A deploy is on its way with these rows, not yet written: the sandbox of the version they
-   * make is claimed and started now, for its machine's claim to take (head-starts.ts). Not for a
-   * version that cannot start, an app going away, nor once the server drains.
+   * A deploy is on its way with these rows, not yet written, and its `upload` (which the store
+   * may still be writing): the sandbox of the version they make is claimed and started now, for
+   * its machine's claim to take (head-starts.ts). Not for a version that cannot start, an app
+   * going away, nor once the server drains.
    */
-  headStart(rows: { app: AppRecord; version: VersionRecord }): void {
+  headStart(rows: { app: AppRecord; version: VersionRecord }, upload: Upload): void {
     const appId = rows.app.id;
     if (this.callers.signal.aborted || this.goingAway.has(appId)) return;
     const plan = planRelease(this.deps.runtime, rows.app, rows.version);
-    if (plan.ok) this.headStarts.begin(appId, plan.template, plan.spec);
+    if (plan.ok) this.headStarts.begin(appId, plan.template, plan.spec, upload);
   }
 
   /** The deploy of `version` is answered: a head start its machine did not take is reaped. */

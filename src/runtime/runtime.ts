@@ -1,4 +1,5 @@
 import type { Duplex } from 'node:stream';
+import { INLINE_SOURCE_MAX } from '../agent/protocol.js';
 import type { EnvItem } from '../persistence/store.js';
 
 /**
@@ -22,8 +23,9 @@ export interface Runtime {
    * Puts the source into the claimed sandbox and starts the app; resolves once the app answers on
    * its socket, with the stages inside the sandbox it could time (ms by stage, e.g. `unpack`,
    * `app-start`). Rejects with AppExitError if the app exits first, RuntimeError otherwise.
+   * `upload`: the source as a deploy received it, which the store may still be writing.
    */
-  inject(sandbox: Sandbox, spec: InjectSpec): Promise<InjectStages | void>;
+  inject(sandbox: Sandbox, spec: InjectSpec, upload?: Upload): Promise<InjectStages | void>;
   /** True while the app answers. */
   health(sandbox: Sandbox): Promise<boolean>;
   /** Stops the sandbox and removes its files; idempotent. */
@@ -48,6 +50,21 @@ export interface Runtime {
   laneUnavailable(template: string, lane: Lane): string | undefined;
   /** The language runtimes apps get, by name (`node`, `python`), as `x.y.z`. */
   versions(): Record<string, string>;
+}
+
+/**
+ * A deploy's source in hand (its head start, src/actors/head-starts.ts), while the store may
+ * still be writing it: a source small enough to go with the inject goes as it is; whatever
+ * reads the store (a pull, an install) waits for `stored` first.
+ */
+export interface Upload {
+  source: Buffer;
+  stored: Promise<void>;
+}
+
+/** The upload's bytes when they can go with the inject as they are, undefined otherwise. */
+export function inlineUpload(upload: Upload | undefined): Buffer | undefined {
+  return upload && upload.source.length <= INLINE_SOURCE_MAX ? upload.source : undefined;
 }
 
 /** Where an inject spent its time inside the sandbox, in ms by stage. */

@@ -111,20 +111,16 @@ export class AppService {
     const sourceKey = mintSourceKey(metadata.name, version);
     // Stored while it is inspected: the blob's fsyncs wait on the thread pool as the inspection
     // runs here. A source the inspection refuses is removed again, and its refusal is the answer.
-    const storing = sourceStore.put(sourceKey, source);
-    const inspecting = inspectTarball(source);
-    // A small source is inspected in that call; a large one streams, and part of it lands in `blob`.
+    const storing = settled(sourceStore.put(sourceKey, source));
+    const [inspected] = await Promise.allSettled([inspectTarball(source)]);
     clock?.mark('inspect');
-    const [inspected, stored] = await Promise.allSettled([inspecting, storing]);
     if (inspected.status === 'rejected') {
       // The store's fault still counts (it marks the store down); the refusal is the answer.
+      const stored = await storing;
       if (stored.status === 'rejected') this.deps.storage.failed('source store', stored.reason);
       else await this.history.removeBlob(sourceKey, metadata.name);
       throw inspected.reason;
     }
-    if (stored.status === 'rejected') throw this.deps.storage.failed('source store', stored.reason);
-    this.deps.storage.succeeded('source store');
-    clock?.mark('blob');
     const runtime = carriedRuntime(metadata.runtime, existing && carriedFrom(store, existing));
     const info = inspected.value;
     const plan = classify(info, runtime);
@@ -160,11 +156,18 @@ export class AppService {
           }),
         ),
       );
-    // Its sandbox starts now, beside the rows and the machine's first steps; the machine takes it
-    // only if the rows it reads plan the very same start.
-    if (plan.ok) this.deps.registry.headStart(rowsFor(existing));
+    const blob = storing.then((stored) => {
+      if (stored.status === 'rejected')
+        throw this.deps.storage.failed('source store', stored.reason);
+      this.deps.storage.succeeded('source store');
+    });
+    // Its sandbox starts now, beside the blob's fsyncs, the rows and the machine's first steps;
+    // the machine takes it only if the rows it reads plan the very same start.
+    if (plan.ok) this.deps.registry.headStart(rowsFor(existing), { source, stored: blob });
     clock?.mark('head-start');
     try {
+      await blob;
+      clock?.mark('blob');
       await this.writeRows(metadata.name, sourceKey, write, gate);
       clock?.mark('rows');
       await this.history.prune(metadata.name);
@@ -409,4 +412,12 @@ const seesAll = (identity: Identity): boolean => isAdmin(identity);
 function carriedFrom(store: Store, app: AppRecord): CarriedRuntime {
   const from = liveVersionOf(store, app) ?? store.listVersions(app.id)[0];
   return { overrides: from?.overrides, build: liveReleaseOf(store, app).build };
+}
+
+/** The promise's outcome, never a rejection: awaited later, its failure is not left unhandled. */
+function settled<T>(promise: Promise<T>): Promise<PromiseSettledResult<T>> {
+  return promise.then(
+    (value) => ({ status: 'fulfilled', value }),
+    (reason: unknown) => ({ status: 'rejected', reason }),
+  );
 }

@@ -18,6 +18,9 @@ afterEach(async () => {
   vi.useRealTimers();
 });
 
+/** A source the store has already. */
+const STORED = { source: Buffer.from('source'), stored: Promise.resolve() };
+
 /** The rows a deploy of `n` is about to write, as the deploy hands them over. */
 function rowsOf(id: string, n: number) {
   const app = w.store.getApp(id);
@@ -30,7 +33,7 @@ function rowsOf(id: string, n: number) {
 async function headStarted() {
   stage(w, 'web', 1);
   w.runtime.manual = true;
-  w.registry.headStart(rowsOf('web', 1));
+  w.registry.headStart(rowsOf('web', 1), STORED);
   const ahead = w.runtime.settleClaim('newest', 'ok');
   if (!ahead) throw new Error('no sandbox claimed');
   await flush();
@@ -102,10 +105,10 @@ describe('head starts', () => {
     stage(w, 'web', 1);
     w.runtime.manual = true;
     const rows = rowsOf('web', 1);
-    w.registry.headStart({
-      ...rows,
-      app: { ...rows.app, env: [{ name: 'GREETING', value: 'x' }] },
-    });
+    w.registry.headStart(
+      { ...rows, app: { ...rows.app, env: [{ name: 'GREETING', value: 'x' }] } },
+      STORED,
+    );
     const ahead = w.runtime.settleClaim('newest', 'ok');
     await flush();
     const done = w.registry.deploy('web', 1);
@@ -127,7 +130,7 @@ describe('head starts', () => {
     w.runtime.manual = true;
     const older = w.registry.deploy('web', 1);
     stage(w, 'web', 2);
-    w.registry.headStart(rowsOf('web', 2));
+    w.registry.headStart(rowsOf('web', 2), STORED);
     const ahead = w.runtime.settleClaim('newest', 'ok');
     await flush();
     expect(w.runtime.claims).toHaveLength(1);
@@ -148,7 +151,7 @@ describe('head starts', () => {
   it('leave the machine to claim its own when their claim failed', async () => {
     stage(w, 'web', 1);
     w.runtime.manual = true;
-    w.registry.headStart(rowsOf('web', 1));
+    w.registry.headStart(rowsOf('web', 1), STORED);
     w.runtime.settleClaim('newest', new RuntimeError('the pool is empty', true));
     const done = w.registry.deploy('web', 1);
     await flush();
@@ -173,7 +176,7 @@ describe('head starts', () => {
   it('are replaced by a newer deploy of the app, and reaped when nobody takes them in 30 s', async () => {
     const first = await headStarted();
     stage(w, 'web', 2);
-    w.registry.headStart(rowsOf('web', 2));
+    w.registry.headStart(rowsOf('web', 2), STORED);
     const second = w.runtime.settleClaim('newest', 'ok');
     await flush();
     expect(first.reaped).toBe(true);
@@ -191,7 +194,7 @@ describe('head starts', () => {
     await flush();
     expect(ahead.reaped).toBe(true);
     stage(w, 'api', 1);
-    w.registry.headStart(rowsOf('api', 1));
+    w.registry.headStart(rowsOf('api', 1), STORED);
     const other = w.runtime.settleClaim('newest', 'ok');
     await flush();
     await w.registry.stop();

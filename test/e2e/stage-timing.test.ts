@@ -70,9 +70,9 @@ describe('Server-Timing on deploy, rollback and resume', () => {
     expect(Object.keys(res.stages)).toEqual([
       'parse',
       'inspect',
-      'blob',
       'classify',
       'head-start',
+      'blob',
       'rows',
       'prune',
       'prepare',

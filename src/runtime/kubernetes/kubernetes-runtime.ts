@@ -321,20 +321,25 @@ export function createKubernetesRuntime(opts: KubernetesRuntimeOptions): Runtime
       return sandbox;
     },
 
-    async inject(sandbox, spec) {
+    async inject(sandbox, spec, upload) {
       const pod = claimed.get(sandbox.id);
       if (!pod || pod.phase !== 'claimed') {
         throw new RuntimeError(`sandbox ${sandbox.id} is not freshly claimed`, false);
       }
       pod.phase = 'injecting';
       try {
-        const stages = await injectPod(pod, spec, {
-          sourceUrl: opts.sourceUrl,
-          inlineSource: opts.inlineSource,
-          startTimeoutMs: opts.startTimeoutMs,
-          allowPrivate: opts.egress.allowPrivate,
-          log: opts.log,
-        });
+        const stages = await injectPod(
+          pod,
+          spec,
+          {
+            sourceUrl: opts.sourceUrl,
+            inlineSource: opts.inlineSource,
+            startTimeoutMs: opts.startTimeoutMs,
+            allowPrivate: opts.egress.allowPrivate,
+            log: opts.log,
+          },
+          upload,
+        );
         pod.phase = 'running';
         noteRuns(pod, { app: spec.appId, version: spec.version, allowedHosts: spec.allowedHosts });
         return stages;

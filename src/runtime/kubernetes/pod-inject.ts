@@ -1,5 +1,12 @@
 import { withInlineSource, type InjectRequest, type InjectResponse } from '../../agent/protocol.js';
-import { AppExitError, RuntimeError, type InjectSpec, type InjectStages } from '../runtime.js';
+import {
+  AppExitError,
+  RuntimeError,
+  inlineUpload,
+  type InjectSpec,
+  type InjectStages,
+  type Upload,
+} from '../runtime.js';
 import { callAgent } from './agent-client.js';
 import type { PodSandbox } from './pod-sandbox.js';
 import type { Log } from '../../logging.js';
@@ -30,10 +37,14 @@ export async function injectPod(
   pod: PodSandbox,
   spec: InjectSpec,
   deps: InjectDeps,
+  upload?: Upload,
 ): Promise<InjectStages> {
   if (spec.template !== pod.template) {
     throw new RuntimeError(`sandbox ${pod.id} runs ${pod.template}, not ${spec.template}`, false);
   }
+  // A source in hand goes as it is; what the store serves waits until the store has it.
+  const inline = inlineUpload(upload);
+  if (!inline) await upload?.stored;
   const request = withInlineSource(
     {
       sourceKey: spec.sourceKey,
@@ -41,7 +52,7 @@ export async function injectPod(
       startTimeoutMs: deps.startTimeoutMs,
       ...(spec.entrypoint ? { entrypoint: spec.entrypoint } : {}),
     },
-    await smallSource(spec.sourceKey, deps),
+    inline ?? (await smallSource(spec.sourceKey, deps)),
   );
   const own = { allowedHosts: spec.allowedHosts, allowPrivate: deps.allowPrivate };
   if (request.source !== undefined) {

@@ -1,5 +1,12 @@
 import { INLINE_SOURCE_MAX, withInlineSource, type InjectResponse } from '../../agent/protocol.js';
-import { AppExitError, RuntimeError, type InjectSpec, type InjectStages } from '../runtime.js';
+import {
+  AppExitError,
+  RuntimeError,
+  inlineUpload,
+  type InjectSpec,
+  type InjectStages,
+  type Upload,
+} from '../runtime.js';
 import type { SourceStore } from '../../sources/source-store.js';
 import { installInto, type InstallDeps } from './install-call.js';
 import type { LocalSandbox } from './sandbox.js';
@@ -25,6 +32,7 @@ export async function injectInto(
   sandbox: LocalSandbox,
   spec: InjectSpec,
   deps: InjectDeps,
+  upload?: Upload,
 ): Promise<InjectStages> {
   if (sandbox.phase !== 'claimed') {
     throw new RuntimeError(`sandbox ${sandbox.id} is ${sandbox.phase}, not freshly claimed`, false);
@@ -44,10 +52,12 @@ export async function injectInto(
     const egress = sandbox.egress;
     egress.setRules({ allowedHosts: spec.allowedHosts, allowPrivate: deps.allowPrivate });
     sandbox.allowSource(spec.sourceKey);
-    // The general lane's install pulls the source; otherwise a small one rides along.
-    let source: Buffer | undefined;
+    // The general lane's install pulls the source; otherwise a small one rides along, as it came
+    // when it is in hand. What the store serves waits until the store has it.
+    let source = spec.lane === 'fast' ? inlineUpload(upload) : undefined;
+    if (!source) await upload?.stored;
     if (spec.lane === 'general') await installInto(sandbox, spec, egress, deps);
-    else source = await deps.sources.readWhole(spec.sourceKey, INLINE_SOURCE_MAX);
+    else source ??= await deps.sources.readWhole(spec.sourceKey, INLINE_SOURCE_MAX);
     const request = withInlineSource(
       {
         sourceKey: spec.sourceKey,

@@ -213,7 +213,7 @@ export function createLocalRuntime(opts: LocalRuntimeOptions): LocalRuntime {
       return sandbox;
     },
 
-    inject(sandbox, spec: InjectSpec) {
+    inject(sandbox, spec: InjectSpec, upload) {
       const local = ours(sandbox);
       const deps = {
         startTimeoutMs: opts.startTimeoutMs,
@@ -224,7 +224,7 @@ export function createLocalRuntime(opts: LocalRuntimeOptions): LocalRuntime {
         sources: opts.sourceStore,
         log,
       };
-      return injectInto(local, spec, deps).finally(() => pool.injected(local.template));
+      return injectInto(local, spec, deps, upload).finally(() => pool.injected(local.template));
     },
 
     async health(sandbox) {

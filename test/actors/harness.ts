@@ -1,6 +1,6 @@
 /** Shared set-up for the actor and model tests: a memory store, the fake runtime, a registry. */
 import { Readable } from 'node:stream';
-import { vi } from 'vitest';
+import { afterEach, beforeEach, expect, vi } from 'vitest';
 import { AppRegistry, type AppEvent } from '../../src/actors/registry.js';
 import type { AppPolicy } from '../../src/machines/app-machine.js';
 import { createMemoryStore } from '../../src/persistence/memory-store.js';
@@ -28,6 +28,27 @@ export function useFakeClock(): void {
     toFake: ['setTimeout', 'clearTimeout', 'Date'],
     now: new Date('2025-01-01T00:00:00Z'),
   });
+}
+
+/**
+ * A fresh world for each test of the file, on the fake clock; after each, its registry stops and
+ * must have logged no error.
+ */
+export function worldPerTest(opts: WorldOptions = {}): () => World {
+  let current: World | undefined;
+  beforeEach(() => {
+    useFakeClock();
+    current = world(opts);
+  });
+  afterEach(async () => {
+    await current?.registry.stop();
+    expect(current?.logs.filter((l) => l.level === 'error')).toEqual([]);
+    vi.useRealTimers();
+  });
+  return () => {
+    if (!current) throw new Error('the world is made before each test');
+    return current;
+  };
 }
 
 /** Lets every queued turn run: effects, runtime answers, their events, the reaps they cause. */

@@ -3,19 +3,14 @@
  * it only for the very start it plans, hears what it printed as a start of its own, and nothing
  * begun ahead outlives the deploy that began it.
  */
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { RuntimeError } from '../../src/runtime/runtime.js';
-import { flush, stage, useFakeClock, world, type World } from './harness.js';
+import { flush, stage, worldPerTest, type World } from './harness.js';
 
+const current = worldPerTest();
 let w: World;
 beforeEach(() => {
-  useFakeClock();
-  w = world();
-});
-afterEach(async () => {
-  await w.registry.stop();
-  expect(w.logs.filter((l) => l.level === 'error')).toEqual([]);
-  vi.useRealTimers();
+  w = current();
 });
 
 /** A source the store has already. */

@@ -38,6 +38,20 @@ import { createDiskSourceStore } from '../../src/sources/disk-source-store.js';
 
 let t: TestRuntime;
 
+/** A runtime with no pool on `dataDir`: its start and stop do the host's housekeeping only. */
+function poolless(dataDir: string) {
+  return createLocalRuntime({
+    dataDir,
+    sourceStore: createDiskSourceStore(join(dataDir, 'sources')),
+    agentToken: 'x'.repeat(64),
+    poolSize: 0,
+    startTimeoutMs: 5_000,
+    memoryLimitMB: 256,
+    pidsLimit: 128,
+    allowPrivate: [],
+  });
+}
+
 beforeAll(async () => {
   t = await startRuntime({ poolSize: 1, startTimeoutMs: 3_000 });
 });
@@ -502,16 +516,7 @@ describe('local runtime: shutdown', () => {
       expect(cgroups.length).toBeGreaterThanOrEqual(6);
       expect(cgroups.filter((dir) => existsSync(dir))).toEqual(cgroups);
       const next = nextDir(dataDir);
-      const again = createLocalRuntime({
-        dataDir: next,
-        sourceStore: createDiskSourceStore(join(next, 'sources')),
-        agentToken: 'x'.repeat(64),
-        poolSize: 0,
-        startTimeoutMs: 5_000,
-        memoryLimitMB: 256,
-        pidsLimit: 128,
-        allowPrivate: [],
-      });
+      const again = poolless(next);
       await again.start();
       try {
         expect(cgroups.filter((dir) => existsSync(dir))).toEqual([]);
@@ -534,16 +539,7 @@ describe('local runtime: shutdown', () => {
     const next = await lockDataDir(killed);
     const other = mkdtempSync(join(tmpdir(), 'slipway-rt-other-'));
     const startOther = async (): Promise<void> => {
-      const runtime = createLocalRuntime({
-        dataDir: other,
-        sourceStore: createDiskSourceStore(join(other, 'sources')),
-        agentToken: 'x'.repeat(64),
-        poolSize: 0,
-        startTimeoutMs: 5_000,
-        memoryLimitMB: 256,
-        pidsLimit: 128,
-        allowPrivate: [],
-      });
+      const runtime = poolless(other);
       await runtime.start();
       await runtime.stop();
     };

@@ -9,6 +9,7 @@ import { readHostEnv, writeEtcFiles, type HostEnv } from './host-env.js';
 import {
   checkReachable,
   claimRuntimeDir,
+  deadSibling,
   deadSiblings,
   instanceId,
   type DeadSibling,
@@ -166,8 +167,7 @@ async function sweepSibling(
   }
   if (!lock) return;
   try {
-    const still = deadSiblings(runtime).some((other) => other.id === dead.id);
-    if (!still || runningRecords(join(dir, 'held')).length > 0) return;
+    if (!deadSibling(runtime, dead.id) || runningRecords(join(dir, 'held')).length > 0) return;
     cgroups.removeInstance(dead.id);
     await rm(dir, { recursive: true, force: true });
     log('info', 'removed what a killed instance left', { instance: dead.id });

@@ -94,24 +94,31 @@ export interface DeadSibling {
  * replaced by its data dir's next server: the caller checks that under the data dir's lock.
  */
 export function deadSiblings(dir: string): DeadSibling[] {
-  const parent = dirname(dir);
-  return readdirSync(parent).flatMap((id) => {
-    if (id === basename(dir) || !/^[0-9a-f]{12}$/.test(id)) return [];
-    let owner: string;
-    try {
-      owner = readFileSync(join(parent, id, OWNER_FILE), 'utf8');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-      // Its instance may have stopped and removed it since readdir: then there is nothing to sweep.
-      const made = statSync(join(parent, id), { throwIfNoEntry: false })?.mtimeMs;
-      const abandoned = made !== undefined && Date.now() - made > UNOWNED_GRACE_MS;
-      return abandoned ? [{ id, dataDir: undefined }] : [];
-    }
-    const [holder = '', served] = owner.split('\n');
-    const [pid, started] = holder.trim().split(' ');
-    if (startTime(Number(pid)) === started) return [];
-    return [{ id, dataDir: served ? dataDirOf(served) : undefined }];
+  return readdirSync(dirname(dir)).flatMap((id) => {
+    if (id === basename(dir)) return [];
+    const dead = deadSibling(dir, id);
+    return dead ? [dead] : [];
   });
+}
+
+/** The sibling runtime dir `id` when its owner is gone (see deadSiblings), else undefined. */
+export function deadSibling(dir: string, id: string): DeadSibling | undefined {
+  if (!/^[0-9a-f]{12}$/.test(id)) return undefined;
+  const parent = dirname(dir);
+  let owner: string;
+  try {
+    owner = readFileSync(join(parent, id, OWNER_FILE), 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    // Its instance may have stopped and removed it since readdir: then there is nothing to sweep.
+    const made = statSync(join(parent, id), { throwIfNoEntry: false })?.mtimeMs;
+    const abandoned = made !== undefined && Date.now() - made > UNOWNED_GRACE_MS;
+    return abandoned ? { id, dataDir: undefined } : undefined;
+  }
+  const [holder = '', served] = owner.split('\n');
+  const [pid, started] = holder.trim().split(' ');
+  if (startTime(Number(pid)) === started) return undefined;
+  return { id, dataDir: served ? dataDirOf(served) : undefined };
 }
 
 /** The data dir line of an owner file: absent from older ones, checked rather than trusted. */

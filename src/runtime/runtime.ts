@@ -62,9 +62,18 @@ export interface Upload {
   stored: Promise<void>;
 }
 
-/** The upload's bytes when they can go with the inject as they are, undefined otherwise. */
-export function inlineUpload(upload: Upload | undefined): Buffer | undefined {
-  return upload && upload.source.length <= INLINE_SOURCE_MAX ? upload.source : undefined;
+/**
+ * The upload's bytes when they may go with the inject as they are (`inline`, and small enough);
+ * otherwise undefined, once the store has the source: what the sandbox gets from the store then
+ * is there.
+ */
+export async function uploadInHand(
+  upload: Upload | undefined,
+  inline: boolean,
+): Promise<Buffer | undefined> {
+  if (inline && upload && upload.source.length <= INLINE_SOURCE_MAX) return upload.source;
+  await upload?.stored;
+  return undefined;
 }
 
 /** Where an inject spent its time inside the sandbox, in ms by stage. */

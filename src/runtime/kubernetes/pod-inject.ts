@@ -2,7 +2,7 @@ import { withInlineSource, type InjectRequest, type InjectResponse } from '../..
 import {
   AppExitError,
   RuntimeError,
-  inlineUpload,
+  uploadInHand,
   type InjectSpec,
   type InjectStages,
   type Upload,
@@ -43,8 +43,7 @@ export async function injectPod(
     throw new RuntimeError(`sandbox ${pod.id} runs ${pod.template}, not ${spec.template}`, false);
   }
   // A source in hand goes as it is; what the store serves waits until the store has it.
-  const inline = inlineUpload(upload);
-  if (!inline) await upload?.stored;
+  const inline = await uploadInHand(upload, true);
   const request = withInlineSource(
     {
       sourceKey: spec.sourceKey,

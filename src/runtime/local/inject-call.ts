@@ -2,7 +2,7 @@ import { INLINE_SOURCE_MAX, withInlineSource, type InjectResponse } from '../../
 import {
   AppExitError,
   RuntimeError,
-  inlineUpload,
+  uploadInHand,
   type InjectSpec,
   type InjectStages,
   type Upload,
@@ -54,8 +54,7 @@ export async function injectInto(
     sandbox.allowSource(spec.sourceKey);
     // The general lane's install pulls the source; otherwise a small one rides along, as it came
     // when it is in hand. What the store serves waits until the store has it.
-    let source = spec.lane === 'fast' ? inlineUpload(upload) : undefined;
-    if (!source) await upload?.stored;
+    let source = await uploadInHand(upload, spec.lane === 'fast');
     if (spec.lane === 'general') await installInto(sandbox, spec, egress, deps);
     else source ??= await deps.sources.readWhole(spec.sourceKey, INLINE_SOURCE_MAX);
     const request = withInlineSource(

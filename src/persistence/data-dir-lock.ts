@@ -24,6 +24,8 @@ export interface DataDirLock {
 export const LOCK_FILE = 'slipway.lock';
 /** flock(1)'s exit code when the lock is held (`-E`). */
 const HELD = 75 as const;
+/** The longest a start waits for a sweep of its data dir's leftovers to let go. */
+const SWEEP_WAIT_S = 30;
 
 /**
  * Takes the data dir for this process: one server per data dir, or two would destroy each
@@ -37,7 +39,12 @@ export async function lockDataDir(dataDir: string): Promise<DataDirLock> {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const file = join(dir, LOCK_FILE);
   // A second's wait: a holder that has just ended may take a moment to let go.
-  const child = await flockChild(file, ['--wait', '1']);
+  let child = await flockChild(file, ['--wait', '1']);
+  // With the server it names gone, the holder is another instance's start sweeping what that
+  // server left (tryLockDataDir): it lets go once done, however slow a loaded machine makes it.
+  if (child === HELD && !runs(holderOf(file))) {
+    child = await flockChild(file, ['--wait', String(SWEEP_WAIT_S)]);
+  }
   if (child === HELD) throw new DataDirLocked(dir, holderOf(file));
   writeFileSync(file, `${process.pid}\n`, { mode: 0o600 });
   return { release: () => releaseLock(child) };
@@ -90,6 +97,17 @@ function releaseLock(child: ChildProcess): Promise<void> {
 function holderOf(file: string): number | undefined {
   const pid = Number(readFileSync(file, 'utf8').trim());
   return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+}
+
+function runs(pid: number | undefined): boolean {
+  if (pid === undefined) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: it exists, another user's to signal.
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 function unrefStream(stream: unknown): void {

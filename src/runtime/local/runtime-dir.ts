@@ -6,6 +6,7 @@ import {
   readdirSync,
   readFileSync,
   realpathSync,
+  renameSync,
   statSync,
   writeFileSync,
 } from 'node:fs';
@@ -79,7 +80,11 @@ const UNOWNED_GRACE_MS = 60_000;
  */
 export function claimRuntimeDir(dir: string, dataDir: string): void {
   const owner = `${process.pid} ${startTime(process.pid)}\n${JSON.stringify(realpathSync(dataDir))}\n`;
-  writeFileSync(join(dir, OWNER_FILE), owner, { mode: 0o600 });
+  // Renamed into place: a sweeper reading it mid-write would find no owner and take the dir.
+  // The temporary name is ours alone: one server per data dir, and this is that server's dir.
+  const partial = join(dir, `${OWNER_FILE}.partial`);
+  writeFileSync(partial, owner, { mode: 0o600 });
+  renameSync(partial, join(dir, OWNER_FILE));
 }
 
 /** A sibling runtime dir whose owner is gone, and the data dir it served when it says so. */
@@ -110,15 +115,27 @@ export function deadSibling(dir: string, id: string): DeadSibling | undefined {
     owner = readFileSync(join(parent, id, OWNER_FILE), 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    // Its instance may have stopped and removed it since readdir: then there is nothing to sweep.
-    const made = statSync(join(parent, id), { throwIfNoEntry: false })?.mtimeMs;
-    const abandoned = made !== undefined && Date.now() - made > UNOWNED_GRACE_MS;
-    return abandoned ? { id, dataDir: undefined } : undefined;
+    return abandoned(join(parent, id), id);
   }
   const [holder = '', served] = owner.split('\n');
-  const [pid, started] = holder.trim().split(' ');
+  const [pid = '', started = ''] = holder.trim().split(' ');
+  // A file no Slipway wrote whole names no owner: its dir is treated as one with none.
+  if (!/^[1-9]\d*$/.test(pid) || !/^\d+$/.test(started)) {
+    return abandoned(join(parent, id, OWNER_FILE), id);
+  }
   if (startTime(Number(pid)) === started) return undefined;
   return { id, dataDir: served ? dataDirOf(served) : undefined };
+}
+
+/**
+ * A sibling with no owner to ask: dead once `path` (its dir, or its unreadable owner file) has
+ * not changed for the grace time; until then it may be an instance starting up. Gone since
+ * readdir (its instance stopped and removed it) leaves nothing to sweep.
+ */
+function abandoned(path: string, id: string): DeadSibling | undefined {
+  const changed = statSync(path, { throwIfNoEntry: false })?.mtimeMs;
+  const old = changed !== undefined && Date.now() - changed > UNOWNED_GRACE_MS;
+  return old ? { id, dataDir: undefined } : undefined;
 }
 
 /** The data dir line of an owner file: absent from older ones, checked rather than trusted. */

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { alive } from '../runtime/local/process-tree.js';
 
 /** A data dir another running server holds: the second one must not touch it. */
 export class DataDirLocked extends Error {
@@ -42,7 +43,8 @@ export async function lockDataDir(dataDir: string): Promise<DataDirLock> {
   let child = await flockChild(file, ['--wait', '1']);
   // With the server it names gone, the holder is another instance's start sweeping what that
   // server left (tryLockDataDir): it lets go once done, however slow a loaded machine makes it.
-  if (child === HELD && !runs(holderOf(file))) {
+  const named = child === HELD ? holderOf(file) : undefined;
+  if (child === HELD && (named === undefined || !alive(named))) {
     child = await flockChild(file, ['--wait', String(SWEEP_WAIT_S)]);
   }
   if (child === HELD) throw new DataDirLocked(dir, holderOf(file));
@@ -97,17 +99,6 @@ function releaseLock(child: ChildProcess): Promise<void> {
 function holderOf(file: string): number | undefined {
   const pid = Number(readFileSync(file, 'utf8').trim());
   return Number.isInteger(pid) && pid > 0 ? pid : undefined;
-}
-
-function runs(pid: number | undefined): boolean {
-  if (pid === undefined) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: it exists, another user's to signal.
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 function unrefStream(stream: unknown): void {

@@ -112,7 +112,7 @@ export class AppService {
     // Stored while it is inspected: the blob's fsyncs wait on the thread pool as the inspection
     // runs here. A source the inspection refuses is removed again, and its refusal is the answer.
     const storing = settled(sourceStore.put(sourceKey, source));
-    const [inspected] = await Promise.allSettled([inspectTarball(source)]);
+    const inspected = await settled(inspectTarball(source));
     clock?.mark('inspect');
     if (inspected.status === 'rejected') {
       // The store's fault still counts (it marks the store down); the refusal is the answer.
